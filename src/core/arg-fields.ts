@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { parseMinorUnits } from './money.js';
+
+/**
+ * The vocabulary a tool uses to declare its arguments (in code or in a JSON config file).
+ * Each kind canonicalizes: "  Hello   world " and "Hello world" are one subject, 4900 and
+ * "49.00" one amount, so the intent digest only changes when the business meaning does.
+ */
+const common = {
+  optional: z.boolean().optional(),
+  description: z.string().optional(),
+};
+
+export const argFieldSpec = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('string'), ...common, default: z.string().optional(), minLength: z.number().int().nonnegative().optional(), maxLength: z.number().int().positive().optional(), pattern: z.string().optional(), lowercase: z.boolean().optional() }).strict(),
+  z.object({ type: z.literal('text'), ...common, default: z.string().optional(), maxLength: z.number().int().positive().optional() }).strict(),
+  z.object({ type: z.literal('email'), ...common, default: z.string().optional() }).strict(),
+  z.object({ type: z.literal('money'), ...common, currencyField: z.string().optional() }).strict(),
+  z.object({ type: z.literal('currency'), ...common, default: z.string().length(3).optional() }).strict(),
+  z.object({ type: z.literal('integer'), ...common, default: z.number().int().optional(), min: z.number().int().optional(), max: z.number().int().optional() }).strict(),
+  z.object({ type: z.literal('boolean'), ...common, default: z.boolean().optional() }).strict(),
+  z.object({ type: z.literal('enum'), ...common, values: z.array(z.string()).min(1), default: z.string().optional() }).strict(),
+  z.object({ type: z.literal('map'), ...common }).strict(),
+]);
+export type ArgFieldSpec = z.infer<typeof argFieldSpec>;
+export type ArgFieldsSpec = Record<string, ArgFieldSpec>;
+
+export type CanonicalArgs = Record<string, unknown>;
+
+const collapse = (s: string) => s.trim().replace(/\s+/g, ' ');
+
+function fieldSchema(name: string, spec: ArgFieldSpec): z.ZodType {
+  switch (spec.type) {
+    case 'string': {
+      let inner = z.string();
+      if (spec.minLength !== undefined) inner = inner.min(spec.minLength);
+      if (spec.maxLength !== undefined) inner = inner.max(spec.maxLength);
+      if (spec.pattern !== undefined) inner = inner.regex(new RegExp(spec.pattern), `${name} must match ${spec.pattern}`);
+      const s = z.string().transform((v) => (spec.lowercase ? collapse(v).toLowerCase() : collapse(v))).pipe(inner);
+      return withDefault(s, spec.default, spec.optional);
+    }
+    case 'text': {
+      let inner = z.string();
+      if (spec.maxLength !== undefined) inner = inner.max(spec.maxLength);
+      return withDefault(z.string().transform((v) => v.trim()).pipe(inner), spec.default, spec.optional);
+    }
+    case 'email':
+      return withDefault(z.string().transform((v) => v.trim().toLowerCase()).pipe(z.email(`${name} must be an email address`)), spec.default, spec.optional);
+    case 'currency':
+      return withDefault(z.string().transform((v) => v.trim().toLowerCase()).pipe(z.string().regex(/^[a-z]{3}$/, `${name} must be a 3-letter ISO currency code`)), spec.default, spec.optional);
+    case 'money':
+      // Resolved against the currency field at object level (see moneyRefinement).
+      return spec.optional ? z.union([z.number(), z.string()]).optional() : z.union([z.number(), z.string()], { error: `${name} is required (an amount such as 4900 or "49.00")` });
+    case 'integer': {
+      let inner = z.number().int();
+      if (spec.min !== undefined) inner = inner.min(spec.min);
+      if (spec.max !== undefined) inner = inner.max(spec.max);
+      const s = z.union([z.number(), z.string().trim().regex(/^-?[0-9]+$/).transform(Number)]).pipe(inner);
+      return withDefault(s, spec.default, spec.optional);
+    }
+    case 'boolean':
+      return withDefault(z.boolean(), spec.default, spec.optional);
+    case 'enum':
+      return withDefault(z.string().transform((v) => v.trim()).pipe(z.enum(spec.values as [string, ...string[]])), spec.default, spec.optional);
+    case 'map': {
+      const s = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform((v) => collapse(String(v))));
+      return spec.optional ? s.optional() : s;
+    }
+  }
+}
+
+function withDefault<T>(schema: z.ZodType<T>, fallback: T | undefined, optional: boolean | undefined): z.ZodType {
+  if (fallback !== undefined) return schema.optional().transform((v) => (v === undefined ? fallback : v));
+  return optional ? schema.optional() : schema;
+}
+
+/** Builds the canonicalizing schema of a tool's arguments from its declared fields. */
+export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, spec] of Object.entries(fields)) shape[name] = fieldSchema(name, spec);
+  const moneyFields = Object.entries(fields).filter(([, spec]) => spec.type === 'money') as [string, Extract<ArgFieldSpec, { type: 'money' }>][];
+  return z
+    .object(shape)
+    .strict()
+    .transform((args, ctx) => {
+      const out: CanonicalArgs = { ...args };
+      for (const [name, spec] of moneyFields) {
+        const raw = args[name];
+        if (raw === undefined) continue;
+        const currency = spec.currencyField ? (args[spec.currencyField] as string | undefined) : undefined;
+        const parsed = parseMinorUnits(raw, currency);
+        if (!parsed.ok) {
+          ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason });
+          continue;
+        }
+        if (parsed.currency && currency && parsed.currency !== currency) {
+          ctx.addIssue({ code: 'custom', path: [name], message: `${name} is in ${parsed.currency.toUpperCase()} but ${spec.currencyField} is ${currency.toUpperCase()}` });
+          continue;
+        }
+        out[name] = parsed.minor;
+      }
+      return out;
+    }) as unknown as z.ZodType<CanonicalArgs>;
+}

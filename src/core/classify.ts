@@ -1,0 +1,61 @@
+import type { DispatchResult } from './dispatch-result.js';
+import type { OutcomeClass } from './events.js';
+
+export interface ClassificationRules {
+  /** Dotted path of the receipt in a 2xx body (e.g. `id`). */
+  receiptPath?: string;
+  /** Response header that marks a replay from the provider's idempotency cache (lower case). */
+  replayHeader?: string;
+  /** Per-tool exceptions, first match wins: a status (and optionally text in the body) mapped to an outcome. */
+  overrides?: { status: number; bodyIncludes?: string; outcome: OutcomeClass }[];
+}
+
+export interface Classification {
+  outcome: OutcomeClass;
+  receipt?: string;
+  httpStatus?: number;
+  replayed: boolean;
+  reason: string;
+}
+
+const AMBIGUOUS_4XX = new Set([408, 409, 429]);
+
+/**
+ * 2xx → committed; a replayed stored failure → terminal_failure (the key is poisoned);
+ * 4xx other than 408/409/429 → failed_before_effect; timeout, reset, 5xx, 408, 409, 429 → unknown.
+ */
+export function classifyDispatch(result: DispatchResult, rules: ClassificationRules): Classification {
+  if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', replayed: false, reason: `never sent: ${result.error}` };
+  if (result.kind === 'lost') return { outcome: 'unknown', replayed: false, reason: `no answer: ${result.error}` };
+
+  const { status, headers, body } = result;
+  const replayed = rules.replayHeader !== undefined && headers[rules.replayHeader]?.toLowerCase() === 'true';
+  const summary = summarizeBody(body);
+  const override = rules.overrides?.find((o) => o.status === status && (o.bodyIncludes === undefined || summary.includes(o.bodyIncludes)));
+  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${summary}` }, body, rules);
+
+  if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
+  if (replayed) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
+  if (status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status)) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}: ${summary}` };
+  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary}` };
+}
+
+function withReceipt(classification: Classification, body: unknown, rules: ClassificationRules): Classification {
+  if (classification.outcome !== 'committed' || !rules.receiptPath) return classification;
+  const receipt = readPath(body, rules.receiptPath);
+  return receipt === undefined ? classification : { ...classification, receipt: String(receipt) };
+}
+
+export function readPath(value: unknown, path: string): unknown {
+  let current = value;
+  for (const part of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function summarizeBody(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}

@@ -1,0 +1,58 @@
+import type { AttemptFinished, AttemptStarted, EffectDeclared, ReconciliationChecked } from './events.js';
+
+/** Where an effect stands. `dispatching` turns into `unknown` by itself when its lease runs out. */
+export type EffectStatus =
+  | 'declared'
+  | 'dispatching'
+  | 'committed'
+  | 'failed_before_effect'
+  | 'terminal_failure'
+  | 'unknown'
+  | 'escalated';
+
+export const SETTLED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect', 'terminal_failure']);
+
+export interface AttemptRecord {
+  started: AttemptStarted;
+  finished?: AttemptFinished;
+}
+
+export interface EffectState {
+  effectId: string;
+  declared: EffectDeclared;
+  /** The status as of the last event; read it through `effectStatus(state, now)`, which applies the lease. */
+  recordedStatus: EffectStatus;
+  attempts: AttemptRecord[];
+  checks: ReconciliationChecked[];
+  receipt?: string;
+  reason?: string;
+  /** When the effect first became unknown (reply lost, lease expired…), for time-in-unknown. */
+  unknownSince?: number;
+  settledAt?: number;
+  resolvedBy?: string;
+  lastEventAt: number;
+}
+
+export function currentAttempt(effect: EffectState): AttemptRecord | undefined {
+  return effect.attempts[effect.attempts.length - 1];
+}
+
+/** The status at `now`: a claim whose lease has run out is `unknown`, never back to `declared`. */
+export function effectStatus(effect: EffectState, now: number): EffectStatus {
+  if (effect.recordedStatus === 'dispatching') {
+    const attempt = currentAttempt(effect);
+    if (attempt && now >= attempt.started.leaseUntil) return 'unknown';
+  }
+  return effect.recordedStatus;
+}
+
+/** When time in unknown started at `now` (a lapsed lease counts from its expiry). */
+export function unknownSinceAt(effect: EffectState, now: number): number | undefined {
+  if (effect.unknownSince !== undefined) return effect.unknownSince;
+  if (effectStatus(effect, now) === 'unknown') return currentAttempt(effect)?.started.leaseUntil;
+  return undefined;
+}
+
+export function isSettled(effect: EffectState): boolean {
+  return SETTLED.has(effect.recordedStatus);
+}

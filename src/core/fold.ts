@@ -1,0 +1,109 @@
+import { IllegalTransitionError } from './errors.js';
+import { currentAttempt, effectStatus, SETTLED, type EffectState } from './effect-state.js';
+import type { LedgerEvent } from './events.js';
+
+export interface WorkflowState {
+  effects: ReadonlyMap<string, EffectState>;
+  /** Stream revision of the last folded event; -1 for an empty stream. */
+  revision: number;
+}
+
+export const emptyWorkflow: WorkflowState = { effects: new Map(), revision: -1 };
+
+/** The pure fold of a workflow stream. Throws IllegalTransitionError on an event the rules forbid. */
+export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowState = emptyWorkflow): WorkflowState {
+  const effects = new Map(initial.effects);
+  for (const event of events) effects.set(event.effectId, evolveEffect(effects.get(event.effectId), event));
+  return { effects, revision: initial.revision + events.length };
+}
+
+export function applyEvent(state: WorkflowState, event: LedgerEvent): WorkflowState {
+  const effects = new Map(state.effects);
+  effects.set(event.effectId, evolveEffect(state.effects.get(event.effectId), event));
+  return { effects, revision: state.revision + 1 };
+}
+
+/** Applies one event to one effect, enforcing the transition rules of DESIGN.md. */
+export function evolveEffect(effect: EffectState | undefined, event: LedgerEvent): EffectState {
+  if (event.type === 'EffectDeclared') {
+    if (effect) throw new IllegalTransitionError(event.effectId, effect.recordedStatus, event.type, 'already declared');
+    return { effectId: event.effectId, declared: event, recordedStatus: 'declared', attempts: [], checks: [], lastEventAt: event.at };
+  }
+  if (!effect) throw new IllegalTransitionError(event.effectId, 'none', event.type, 'effect was never declared');
+  // Transitions are judged at the event's own time, so replay never depends on the reader's clock.
+  const from = effectStatus(effect, event.at);
+  const reject = (why: string): never => {
+    throw new IllegalTransitionError(event.effectId, from, event.type, why);
+  };
+  const next: EffectState = { ...effect, lastEventAt: event.at };
+
+  switch (event.type) {
+    case 'AttemptStarted': {
+      const previous = currentAttempt(effect);
+      if (event.attempt !== effect.attempts.length + 1) reject(`attempt ${event.attempt} out of order`);
+      if (from === 'unknown') {
+        // Retrying an unknown effect is only safe with the very key the provider already saw,
+        // while the provider still remembers it.
+        if (!previous || previous.started.providerKey === null) reject('no provider key to retry with');
+        if (previous!.started.providerKey !== event.providerKey) reject('an unknown effect is never re-sent with a new key');
+        if (previous!.started.keyExpiresAt === null || event.at >= previous!.started.keyExpiresAt) reject('the provider key has expired');
+      } else if (from !== 'declared') {
+        reject(from === 'dispatching' ? 'a live claim is held by another attempt' : 'only a declared or unknown effect can be dispatched');
+      }
+      next.recordedStatus = 'dispatching';
+      next.attempts = [...effect.attempts, { started: event }];
+      if (from === 'unknown' && next.unknownSince === undefined) next.unknownSince = previous!.started.leaseUntil;
+      return next;
+    }
+    case 'AttemptFinished': {
+      const index = event.attempt - 1;
+      const attempt = effect.attempts[index];
+      if (!attempt) reject(`attempt ${event.attempt} was never started`);
+      if (attempt!.finished) reject(`attempt ${event.attempt} already finished`);
+      if (SETTLED.has(from) || from === 'escalated') reject('the effect is already settled or with a human');
+      next.attempts = effect.attempts.map((a, i) => (i === index ? { ...a, finished: event } : a));
+      const isCurrent = index === effect.attempts.length - 1;
+      if (event.outcome === 'committed') return settle(next, 'committed', event.at, event.receipt, event.reason);
+      // An older attempt's non-committed result says nothing about the newer attempt in flight.
+      if (!isCurrent) return next;
+      if (event.outcome === 'unknown') {
+        next.recordedStatus = 'unknown';
+        next.unknownSince ??= event.at;
+        next.reason = event.reason;
+        return next;
+      }
+      if (event.outcome === 'failed_before_effect' && effect.attempts.some((a, i) => i < index && a.finished?.outcome !== 'failed_before_effect')) {
+        // A later attempt's refusal can't prove that an earlier, ambiguous one did nothing.
+        next.recordedStatus = 'unknown';
+        next.reason = event.reason;
+        return next;
+      }
+      return settle(next, event.outcome, event.at, undefined, event.reason);
+    }
+    case 'ReconciliationChecked': {
+      if (from !== 'unknown' && from !== 'escalated') reject('only an unknown or escalated effect is reconciled');
+      next.checks = [...effect.checks, event];
+      next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
+      if (event.verdict === 'committed') return settle(next, 'committed', event.at, event.receipt, `found at the provider: ${event.seen}`);
+      if (event.verdict === 'not_committed') return settle(next, 'failed_before_effect', event.at, undefined, `proven absent: ${event.seen}`);
+      next.recordedStatus = from;
+      return next;
+    }
+    case 'EffectEscalated': {
+      if (from !== 'unknown') reject('only an unknown effect is escalated');
+      next.recordedStatus = 'escalated';
+      next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
+      next.reason = event.reason;
+      return next;
+    }
+    case 'EffectResolved': {
+      if (from !== 'escalated' && from !== 'terminal_failure' && from !== 'unknown') reject('only an escalated, terminal or unknown effect is resolved by a human');
+      next.resolvedBy = event.resolvedBy;
+      return settle(next, event.outcome, event.at, event.receipt, event.reason);
+    }
+  }
+}
+
+function settle(effect: EffectState, status: 'committed' | 'failed_before_effect' | 'terminal_failure', at: number, receipt: string | undefined, reason: string): EffectState {
+  return { ...effect, recordedStatus: status, settledAt: at, receipt: receipt ?? effect.receipt, reason };
+}

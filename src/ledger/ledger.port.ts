@@ -1,0 +1,42 @@
+import { EffectdError } from '../core/errors.js';
+import type { LedgerEvent } from '../core/events.js';
+
+/** An event as the ledger holds it: its place in its stream and in the global order. */
+export interface RecordedEvent {
+  stream: string;
+  /** 0-based position in its stream. */
+  revision: number;
+  /** Position in the global order (strictly increasing, gaps allowed). */
+  position: number;
+  event: LedgerEvent;
+}
+
+export interface AppendResult {
+  /** Revision of the last appended event. */
+  revision: number;
+  /** Global position of the last appended event. */
+  position: number;
+}
+
+/** Pass as expectedRevision when the stream must not exist yet. */
+export const NO_STREAM = -1;
+
+/**
+ * The event-store port. Every adapter (SQLite, PostgreSQL, KurrentDB) passes the one contract suite
+ * in test/contract/. Appends are all-or-nothing and fail with ConcurrencyError when the stream's
+ * revision is not `expectedRevision`.
+ */
+export interface Ledger {
+  readonly kind: string;
+  append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult>;
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  /** Events after `fromPosition` (exclusive) in global order, at most `limit` of them. */
+  readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]>;
+  close(): Promise<void>;
+}
+
+export class ConcurrencyError extends EffectdError {
+  constructor(stream: string, expectedRevision: number) {
+    super('concurrency_conflict', `stream ${stream} is not at revision ${expectedRevision}; re-read and decide again`, { stream, expectedRevision });
+  }
+}

@@ -1,0 +1,83 @@
+import Database from 'better-sqlite3';
+import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
+import { ConcurrencyError, NO_STREAM, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+
+export interface SqliteLedgerOptions {
+  /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+interface Row { stream: string; revision: number; position: number; type: string; data: string }
+
+/** The embedded default ledger: one file, WAL journal, one writer at a time. */
+export class SqliteLedger implements Ledger {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly head: Database.Statement;
+  private readonly byStream: Database.Statement;
+  private readonly fromPosition: Database.Statement;
+  private readonly appendTx: (stream: string, events: readonly LedgerEvent[], expected: number) => AppendResult;
+
+  constructor(file: string, options: SqliteLedgerOptions = {}) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        stream   TEXT    NOT NULL,
+        revision INTEGER NOT NULL,
+        type     TEXT    NOT NULL,
+        data     TEXT    NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        UNIQUE (stream, revision)
+      )`);
+    this.insert = this.db.prepare('INSERT INTO events (stream, revision, type, data, recorded_at) VALUES (?, ?, ?, ?, ?)');
+    this.head = this.db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream = ?');
+    this.byStream = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE stream = ? ORDER BY revision');
+    this.fromPosition = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE position > ? ORDER BY position LIMIT ?');
+    // IMMEDIATE takes the write lock first, so the revision check and the insert are one atomic step
+    // even across processes sharing the file; UNIQUE(stream, revision) backs it up.
+    this.appendTx = this.db.transaction((stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
+      const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
+      if (current !== expected) throw new ConcurrencyError(stream, expected);
+      let position = 0;
+      let revision = expected;
+      const now = Date.now();
+      for (const event of events) {
+        revision += 1;
+        const { type, ...data } = event;
+        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
+      }
+      return { revision, position };
+    }).immediate;
+  }
+
+  async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    try {
+      return this.appendTx(stream, events, expectedRevision);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new ConcurrencyError(stream, expectedRevision);
+      throw error;
+    }
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    return (this.byStream.all(stream) as Row[]).map(toRecorded);
+  }
+
+  async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
+    return (this.fromPosition.all(fromPosition, limit) as Row[]).map(toRecorded);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function toRecorded(row: Row): RecordedEvent {
+  return { stream: row.stream, revision: row.revision, position: row.position, event: decodeLedgerEvent(row.type, JSON.parse(row.data)) };
+}
