@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { EffectsController } from './effects.controller.js';
+import { EffectdErrorFilter } from './error-filter.js';
+import { HealthController } from './health.controller.js';
+import { RUNTIME } from './runtime.token.js';
+import { WorkflowsController } from './workflows.controller.js';
+
+@Module({})
+class ApiModule {
+  static forRuntime(runtime: EffectdRuntime): DynamicModule {
+    return {
+      module: ApiModule,
+      controllers: [EffectsController, WorkflowsController, HealthController],
+      providers: [{ provide: RUNTIME, useValue: runtime }],
+    };
+  }
+}
+
+export interface HttpServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP ingress (NestJS on Express) for one runtime. */
+export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1'): Promise<HttpServer> {
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRuntime(runtime), { bodyParser: false, logger: ['error', 'warn'] });
+  app.use(express.json({ limit: '1mb', type: () => true }));
+  app.use((error: { type?: string; message?: string }, _req: Request, res: Response, next: NextFunction) => {
+    if (error?.type === 'entity.parse.failed') {
+      res.status(400).json({ error: 'invalid_json', message: `the request body is not valid JSON: ${error.message}` });
+      return;
+    }
+    if (error?.type === 'entity.too.large') {
+      res.status(413).json({ error: 'too_large', message: 'the request body is over 1 MB' });
+      return;
+    }
+    next(error);
+  });
+  app.useGlobalFilters(new EffectdErrorFilter());
+  app.enableShutdownHooks();
+  await app.listen(port, host);
+  const address = app.getHttpServer().address() as { port: number };
+  return { url: `http://${host}:${address.port}`, port: address.port, close: () => app.close() };
+}

@@ -1,0 +1,29 @@
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { agentOutcome } from '../core/agent-outcome.js';
+import { EffectdError } from '../core/errors.js';
+import { foldWorkflow } from '../core/fold.js';
+import { workflowStream } from '../core/streams.js';
+import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { describeEvent } from '../runtime/timeline.js';
+import { RUNTIME } from './runtime.token.js';
+
+@Controller('v1/workflows')
+export class WorkflowsController {
+  constructor(@Inject(RUNTIME) private readonly runtime: EffectdRuntime) {}
+
+  /** The workflow's timeline: every intent, attempt, check and outcome in order, and each effect's state. */
+  @Get(':workflowId')
+  async get(@Param('workflowId') workflowId: string, @Query('tenant') tenant = 'default') {
+    const recorded = await this.runtime.ledger.readStream(workflowStream(tenant, workflowId));
+    if (recorded.length === 0) throw new EffectdError('not_found', `no workflow ${workflowId} for tenant ${tenant}`);
+    const state = foldWorkflow(recorded.map((r) => r.event));
+    const now = this.runtime.now();
+    return {
+      tenant,
+      workflowId,
+      revision: state.revision,
+      effects: [...state.effects.values()].map((e) => ({ ...agentOutcome(e, { now, replayed: true }), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length })),
+      timeline: recorded.map((r) => ({ revision: r.revision, position: r.position, at: new Date(r.event.at).toISOString(), type: r.event.type, effectId: r.event.effectId, summary: describeEvent(r.event), event: r.event })),
+    };
+  }
+}

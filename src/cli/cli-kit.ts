@@ -1,0 +1,31 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  /** One line per option, printed by --help. */
+  optionHelp: [string, string][];
+  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
+}
+
+export function helpText(command: CommandSpec): string {
+  const width = Math.max(...command.optionHelp.map(([flag]) => flag.length), 10);
+  const options = command.optionHelp.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`).join('\n');
+  return `${command.summary}\n\nUsage: ${command.usage}\n\nOptions:\n${options}\n  ${'-h, --help'.padEnd(width)}  Show this help\n`;
+}
+
+/** Parses a command's flags; unknown flags fail with the command's help, as a user would want. */
+export function parseCommand(command: CommandSpec, argv: string[]): { values: Record<string, string | boolean | undefined>; positionals: string[] } | 'help' {
+  const { values, positionals } = parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  if (values.help) return 'help';
+  return { values: values as Record<string, string | boolean | undefined>, positionals };
+}
+
+export function portOption(value: string | boolean | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be a number from 0 to 65535, not "${value}"`);
+  return port;
+}

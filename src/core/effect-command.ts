@@ -1,0 +1,17 @@
+import { z } from 'zod';
+
+/** An effect command as agents and harnesses submit it (HTTP body, Kafka message value). */
+export const effectCommand = z.object({
+  tenant: z.string().min(1).max(128).default('default'),
+  workflowId: z.string().min(1, 'workflowId is required: it comes from the harness, one per agent run').max(256),
+  step: z.union([z.string().min(1).max(128), z.number().int().nonnegative().transform(String)], { error: 'step is required: the position of this effect in the workflow plan (e.g. 3 or "charge")' }),
+  slot: z.union([z.string().min(1).max(128), z.number().int().nonnegative().transform(String)]).default('0'),
+  tool: z.string().min(1, 'tool is required'),
+  args: z.record(z.string(), z.unknown(), { error: 'args must be an object of the tool\'s arguments' }),
+  principal: z.string().max(256).default('anonymous'),
+  repeat: z.object({ reason: z.string().min(1, 'a declared repeat needs a reason') }).strict().optional(),
+  correlationId: z.string().max(256).optional(),
+}).strict();
+
+export type EffectCommandInput = z.input<typeof effectCommand>;
+export type EffectCommand = z.output<typeof effectCommand>;

@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { packageRoot } from '../providers/config-loader.js';
+import { join } from 'node:path';
+
+export interface SimulatorProcess {
+  kind: string;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a simulated provider in its own process, so killing effectd never kills the ground truth.
+ * Needs the compiled simulators (dist/), which `npm run build` produces.
+ */
+export function spawnSimulator(kind: string, args: string[] = []): Promise<SimulatorProcess> {
+  const entry = join(packageRoot(), 'dist', 'src', 'simulators', 'main.js');
+  const child = spawn(process.execPath, [entry, kind, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`simulator ${kind} did not become ready within 15 s`));
+    }, 15_000);
+    child.once('exit', (code) => reject(new Error(`simulator ${kind} exited with code ${code} before it was ready (is dist/ built? run npm run build)`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      const ready = JSON.parse(line) as { url: string; pid: number };
+      resolve({
+        kind, url: ready.url, pid: ready.pid, child,
+        stop: () => new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          child.once('exit', () => done());
+          child.kill('SIGTERM');
+        }),
+      });
+    });
+  });
+}
+
+/** Calls a simulator's admin or oracle endpoint. */
+export async function simulatorCall<T = unknown>(url: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${url}${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${path} on ${url} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}

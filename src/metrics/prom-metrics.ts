@@ -1,0 +1,37 @@
+import client from 'prom-client';
+import type { OutcomeClass } from '../core/events.js';
+import { METRIC } from './metric-names.js';
+import type { ShellMetrics } from './shell-metrics.js';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The prom-client adapter: one registry per effectd instance, labels bounded (never effect or workflow ids). */
+export class PromMetrics implements ShellMetrics {
+  readonly registry = new client.Registry();
+  private readonly received = new client.Counter({ name: METRIC.commandsReceived, help: 'Effect commands received, by ingress.', labelNames: ['ingress'], registers: [this.registry] });
+  private readonly rejectedCounter = new client.Counter({ name: METRIC.commandsRejected, help: 'Effect commands rejected, by reason.', labelNames: ['reason'], registers: [this.registry] });
+  private readonly attempts = new client.Counter({ name: METRIC.attempts, help: 'Dispatch attempts, by tool and outcome class.', labelNames: ['tool', 'outcome'], registers: [this.registry] });
+  private readonly replays = new client.Counter({ name: METRIC.replays, help: 'Commands answered from the ledger without calling the provider (duplicates prevented).', labelNames: ['tool'], registers: [this.registry] });
+  readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state.', labelNames: ['state'], registers: [this.registry] });
+  private readonly appendSeconds = new client.Histogram({ name: METRIC.ledgerAppendSeconds, help: 'Ledger append latency.', labelNames: ['ledger'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+
+  commandReceived(ingress: string): void {
+    this.received.inc({ ingress });
+  }
+  ledgerAppend(ledger: string, ms: number): void {
+    this.appendSeconds.observe({ ledger }, ms / 1000);
+  }
+  attempt(tool: string, outcome: OutcomeClass): void {
+    this.attempts.inc({ tool, outcome });
+  }
+  providerCall(tool: string, ms: number): void {
+    this.providerSeconds.observe({ tool }, ms / 1000);
+  }
+  replayed(tool: string): void {
+    this.replays.inc({ tool });
+  }
+  rejected(reason: string): void {
+    this.rejectedCounter.inc({ reason });
+  }
+}

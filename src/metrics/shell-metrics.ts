@@ -1,0 +1,18 @@
+import type { OutcomeClass } from '../core/events.js';
+
+/** What the shell reports; the prom-client adapter is the only place that knows Prometheus. */
+export interface ShellMetrics {
+  ledgerAppend(ledger: string, ms: number): void;
+  attempt(tool: string, outcome: OutcomeClass): void;
+  providerCall(tool: string, ms: number): void;
+  replayed(tool: string): void;
+  rejected(reason: string): void;
+}
+
+export const noopShellMetrics: ShellMetrics = {
+  ledgerAppend() {},
+  attempt() {},
+  providerCall() {},
+  replayed() {},
+  rejected() {},
+};

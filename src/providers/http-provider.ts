@@ -1,0 +1,83 @@
+import type { CanonicalArgs } from '../core/arg-fields.js';
+import { readPath } from '../core/classify.js';
+import type { DispatchResult } from '../core/dispatch-result.js';
+import { httpExchange, type HttpRequest } from './http-exchange.js';
+import { fillJson, fillString, type TemplateContext } from './templates.js';
+import type { Tool } from './tool-registry.js';
+
+/** What one dispatch needs beyond the tool: the effect's canonical args, its key and reference. */
+export interface DispatchInput {
+  args: CanonicalArgs;
+  providerKey: string | null;
+  reference: string;
+  timeoutMs?: number;
+}
+
+/** The generic HTTP adapter: applies a tool's contract to its REST endpoint. */
+export function buildRequest(tool: Tool, input: DispatchInput): HttpRequest {
+  const { spec, provider } = tool;
+  const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
+  const body = structuredClone((spec.request.body ? fillJson(spec.request.body, context) : { ...input.args }) as Record<string, unknown>);
+  stampReference(tool, body, input.reference);
+  const headers: Record<string, string> = { ...provider.headers, accept: 'application/json' };
+  if (spec.idempotency.kind === 'header' && input.providerKey) headers[spec.idempotency.header.toLowerCase()] = input.providerKey;
+  if (spec.idempotency.kind === 'body-field' && input.providerKey) body[spec.idempotency.field] = input.providerKey;
+  const encoded = spec.request.encoding === 'form' ? formEncode(body) : JSON.stringify(body);
+  headers['content-type'] = spec.request.encoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+  return { method: spec.request.method, url: joinUrl(provider.baseUrl, fillString(spec.request.path, context, true)), headers, body: encoded, timeoutMs: input.timeoutMs ?? spec.timeoutMs };
+}
+
+export function dispatch(tool: Tool, input: DispatchInput): Promise<DispatchResult> {
+  return httpExchange(buildRequest(tool, input));
+}
+
+export type LookupResult =
+  | { kind: 'found'; receipt: string; asked: string; seen: string }
+  | { kind: 'not-found'; asked: string; seen: string }
+  | { kind: 'error'; asked: string; seen: string }
+  | { kind: 'unsupported' };
+
+/** Asks the provider whether the effect exists, by key or by the stamped reference, per the contract. */
+export async function lookup(tool: Tool, input: DispatchInput): Promise<LookupResult> {
+  const { spec, provider } = tool;
+  if (spec.lookup.by === 'none') return { kind: 'unsupported' };
+  const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
+  const url = joinUrl(provider.baseUrl, fillString(spec.lookup.path, context, true));
+  const asked = `GET ${url}`;
+  const result = await httpExchange({ method: 'GET', url, headers: { ...provider.headers, accept: 'application/json' }, timeoutMs: input.timeoutMs ?? spec.timeoutMs });
+  if (result.kind !== 'response') return { kind: 'error', asked, seen: result.error };
+  if (result.status < 200 || result.status >= 300) return { kind: 'error', asked, seen: `HTTP ${result.status}` };
+  const matches = readPath(result.body, spec.lookup.resultsPath);
+  if (!Array.isArray(matches)) return { kind: 'error', asked, seen: `no array at ${spec.lookup.resultsPath}` };
+  if (matches.length === 0) return { kind: 'not-found', asked, seen: '0 matches' };
+  const receipt = spec.lookup.receiptPath ? readPath(matches[0], spec.lookup.receiptPath) : undefined;
+  return { kind: 'found', receipt: receipt === undefined ? `ref:${input.reference}` : String(receipt), asked, seen: `${matches.length} match(es)` };
+}
+
+function stampReference(tool: Tool, body: Record<string, unknown>, reference: string): void {
+  const spec = tool.spec.reference;
+  if (spec.kind === 'body-path') {
+    const parts = spec.path.split('.');
+    let node = body;
+    for (const part of parts.slice(0, -1)) {
+      if (typeof node[part] !== 'object' || node[part] === null) node[part] = {};
+      node = node[part] as Record<string, unknown>;
+    }
+    node[parts[parts.length - 1]!] = reference;
+  } else if (spec.kind === 'append') {
+    body[spec.field] = `${String(body[spec.field] ?? '')}${spec.format.replaceAll('{ref}', reference)}`;
+  }
+}
+
+function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}
+
+function formEncode(body: Record<string, unknown>, prefix = '', out = new URLSearchParams()): string {
+  for (const [key, value] of Object.entries(body)) {
+    const name = prefix ? `${prefix}[${key}]` : key;
+    if (value !== null && typeof value === 'object') formEncode(value as Record<string, unknown>, name, out);
+    else if (value !== undefined) out.append(name, String(value));
+  }
+  return out.toString();
+}

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { argFieldSpec } from '../core/arg-fields.js';
+import { outcomeClass } from '../core/events.js';
+
+/**
+ * What effectd knows about a tool, as declared in a configuration file. The built-in simulated
+ * providers' tools (config/builtin-tools.json) are declared with this very schema.
+ */
+const template = z.string().min(1);
+
+export const idempotencySpec = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('header'),
+    header: z.string().default('Idempotency-Key'),
+    /** How long the provider remembers a key (its documented lower bound). */
+    retentionMs: z.number().int().positive(),
+    /** The provider answers a repeated key with the first result instead of acting again. */
+    dedupes: z.boolean().default(true),
+  }).strict(),
+  z.object({
+    kind: z.literal('body-field'),
+    field: z.string(),
+    retentionMs: z.number().int().positive(),
+    dedupes: z.boolean().default(true),
+  }).strict(),
+  z.object({ kind: z.literal('none') }).strict(),
+]);
+
+export const referenceSpec = z.discriminatedUnion('kind', [
+  /** Put the reference at a path of the JSON body (e.g. `metadata.effectd_ref`, `headers.X-Entity-Ref-ID`). */
+  z.object({ kind: z.literal('body-path'), path: z.string() }).strict(),
+  /** Append the reference to a string field of the body (e.g. a journal line). */
+  z.object({ kind: z.literal('append'), field: z.string(), format: z.string().default(' [ref:{ref}]') }).strict(),
+  z.object({ kind: z.literal('none') }).strict(),
+]);
+
+export const lookupSpec = z.discriminatedUnion('by', [
+  z.object({
+    by: z.enum(['key', 'reference', 'name']),
+    method: z.literal('GET').default('GET'),
+    path: template,
+    /** Dotted path of the array of matches in the response. */
+    resultsPath: z.string(),
+    receiptPath: z.string().optional(),
+    /** The lookup is read-after-write consistent: "not found" after the settle window proves absence. */
+    consistent: z.boolean().default(false),
+  }).strict(),
+  z.object({ by: z.literal('none') }).strict(),
+]);
+
+export const toolContractSpec = z.object({
+  name: z.string().regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/, 'tool names are lower-case words joined by dots, e.g. payments.charge'),
+  version: z.number().int().positive().default(1),
+  description: z.string().default(''),
+  provider: z.string(),
+  request: z.object({
+    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+    path: template,
+    encoding: z.enum(['json', 'form']).default('json'),
+    /** Body template over `{args.*}`, `{provider.*}`, `{key}`, `{ref}`; the canonical args as-is when absent. */
+    body: z.record(z.string(), z.unknown()).optional(),
+  }).strict(),
+  args: z.record(z.string(), argFieldSpec).refine((a) => Object.keys(a).length > 0, 'a tool needs at least one argument'),
+  /** Template naming what the effect acts on, for people and the content index (e.g. `{args.invoiceId}`). */
+  target: template,
+  reversibility: z.enum(['read', 'idempotent', 'compensable', 'irreversible']),
+  idempotency: idempotencySpec,
+  /** The provider's key scope, e.g. { account: '{provider.account}', region: '{args.region}' }. */
+  scope: z.record(z.string(), z.string()).default({}),
+  reference: referenceSpec.default({ kind: 'none' }),
+  lookup: lookupSpec.default({ by: 'none' }),
+  receiptPath: z.string().optional(),
+  replayHeader: z.string().transform((h) => h.toLowerCase()).optional(),
+  classify: z.array(z.object({ status: z.number().int(), bodyIncludes: z.string().optional(), outcome: outcomeClass }).strict()).default([]),
+  timeoutMs: z.number().int().positive().default(10_000),
+  /** How long after dispatch a provider may still commit or become searchable. */
+  settleWindowMs: z.number().int().nonnegative().default(60_000),
+}).strict();
+
+export type ToolContractSpec = z.infer<typeof toolContractSpec>;
+
+export const providerSpec = z.object({
+  baseUrl: z.url(),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Values templates can name as `{provider.x}` (account id, default region…). */
+  values: z.record(z.string(), z.string()).default({}),
+}).strict();
+export type ProviderSpec = z.infer<typeof providerSpec>;
+
+export const effectdConfigSpec = z.object({
+  providers: z.record(z.string(), providerSpec).default({}),
+  tools: z.array(toolContractSpec).default([]),
+  /** Include the built-in simulated providers' tools (default true). */
+  builtinTools: z.boolean().default(true),
+}).strict();
+export type EffectdConfig = z.infer<typeof effectdConfigSpec>;

@@ -1,0 +1,19 @@
+import type { LedgerEvent } from '../core/events.js';
+
+/** One line a person can read, per ledger event (CLI, demo, console). Exhaustive over event types. */
+export function describeEvent(event: LedgerEvent): string {
+  switch (event.type) {
+    case 'EffectDeclared':
+      return `declared ${event.tool} for ${event.target} (step ${event.step}, slot ${event.slot}) by ${event.principal}${event.repeat ? `, declared repeat: ${event.repeat.reason}` : ''}`;
+    case 'AttemptStarted':
+      return `attempt ${event.attempt} claimed by ${event.instanceId}, key ${event.providerKey ?? '(none)'}, lease until ${new Date(event.leaseUntil).toISOString()}`;
+    case 'AttemptFinished':
+      return `attempt ${event.attempt} → ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason} [${event.latencyMs.toFixed(1)} ms]`;
+    case 'ReconciliationChecked':
+      return `checked ${event.method}: asked ${event.asked}, saw ${event.seen} → ${event.verdict}${event.receipt ? ` (receipt ${event.receipt})` : ''}`;
+    case 'EffectEscalated':
+      return `escalated to a human: ${event.reason}`;
+    case 'EffectResolved':
+      return `resolved by ${event.resolvedBy} as ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason}`;
+  }
+}
