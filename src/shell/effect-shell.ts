@@ -118,14 +118,15 @@ export class EffectShell {
         case 'claim':
         case 'retry-same-key': {
           const claim = this.claimEvents(effect, current, now);
+          let claimed: WorkflowState;
           try {
-            await this.append(effect.stream, workflow, claim);
+            claimed = await this.append(effect.stream, workflow, claim);
           } catch (error) {
             if (isEffectdError(error, 'concurrency_conflict')) continue; // someone else moved the stream: decide again
             throw error;
           }
           const started = claim[claim.length - 1] as AttemptStarted;
-          return this.dispatchAndRecord(effect, started);
+          return this.dispatchAndRecord(effect, started, claimed);
         }
       }
     }
@@ -146,7 +147,7 @@ export class EffectShell {
     return events;
   }
 
-  private async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted): Promise<ShellAnswer> {
+  private async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted, claimed: WorkflowState): Promise<ShellAnswer> {
     const result = await this.dispatcher(effect.tool, {
       args: effect.declaration.args, providerKey: started.providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs,
     });
@@ -160,13 +161,12 @@ export class EffectShell {
       replayed: classification.replayed, reason: classification.reason, latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     };
     // Record before anyone is told. Other effects of the workflow may have appended meanwhile:
-    // re-read and append again until it lands or the rules say the effect moved on.
+    // then re-read and append again until it lands or the rules say the effect moved on.
     for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await this.read(effect.stream);
+      const workflow = race === 0 ? claimed : await this.read(effect.stream);
       try {
-        await this.append(effect.stream, workflow, [finished]);
-        const recorded = evolveEffect(workflow.effects.get(effect.effectId), finished);
-        return { outcome: this.answer(recorded, false), disposition: 'dispatched' };
+        const recorded = await this.append(effect.stream, workflow, [finished]);
+        return { outcome: this.answer(recorded.effects.get(effect.effectId)!, false), disposition: 'dispatched' };
       } catch (error) {
         if (isEffectdError(error, 'concurrency_conflict')) continue;
         if (isEffectdError(error, 'illegal_transition')) {
@@ -179,13 +179,13 @@ export class EffectShell {
     throw new Error(`effect ${effect.effectId}: could not record the outcome of attempt ${started.attempt} after ${MAX_RACES} races`);
   }
 
-  /** Checks the events against the rules, then appends them at the revision they were decided on. */
-  private async append(stream: string, workflow: WorkflowState, events: LedgerEvent[]): Promise<void> {
-    let effects = workflow.effects;
-    for (const event of events) effects = new Map(effects).set(event.effectId, evolveEffect(effects.get(event.effectId), event));
+  /** Checks the events against the rules, appends them at the revision they were decided on, returns the new state. */
+  private async append(stream: string, workflow: WorkflowState, events: LedgerEvent[]): Promise<WorkflowState> {
+    const next = foldWorkflow(events, workflow);
     const started = performance.now();
     await this.deps.ledger.append(stream, events, workflow.revision);
     this.metrics.ledgerAppend(this.deps.ledger.kind, performance.now() - started);
+    return next;
   }
 
   private async read(stream: string): Promise<WorkflowState> {

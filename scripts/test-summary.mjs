@@ -1,0 +1,30 @@
+// Reads vitest's JSON report and prints the closing line CI reads: `tests: N passed, N failed, N skipped`.
+// Skipped suites are listed with their reason (their names say "skipped: why"); they never count as passed.
+import { readFileSync } from 'node:fs';
+
+const file = process.argv[2];
+let report;
+try {
+  report = JSON.parse(readFileSync(file, 'utf8'));
+} catch (error) {
+  console.log(`[test] no vitest report at ${file}: ${error.message}`);
+  console.log('tests: 0 passed, 1 failed');
+  process.exit(1);
+}
+let passed = 0, failed = 0, skipped = 0;
+const skippedNames = new Set();
+for (const suite of report.testResults ?? []) {
+  for (const test of suite.assertionResults ?? []) {
+    if (test.status === 'passed') passed++;
+    else if (test.status === 'failed') failed++;
+    else {
+      skipped++;
+      skippedNames.add(test.ancestorTitles.join(' › ') || test.title);
+    }
+  }
+  // A file that failed to load has no assertions but is a failure.
+  if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed++;
+}
+for (const name of skippedNames) console.log(`[test] skipped: ${name}`);
+console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);

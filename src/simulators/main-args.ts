@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+import { isSimulatorKind, SIMULATOR_KINDS, type SimulatorKind, type SimulatorOptionsByKind } from './simulator-kinds.js';
+import type { StartOptions } from './server.js';
+
+export const USAGE = `Usage: node dist/src/simulators/main.js <kind> [options]
+
+Runs one simulated provider as an HTTP server and prints one JSON line
+{"ready":true,"kind":...,"url":...} on stdout once it listens. SIGTERM stops it.
+
+Kinds: ${SIMULATOR_KINDS.join(', ')}
+
+Options:
+  --port N                listen port (default 0: a free one)
+  --host H                listen address (default 127.0.0.1)
+  --seed N                stamped into ids so runs are reproducible (default 0)
+  --retention-ms N        key retention: payments/email idempotency keys, cloud client tokens (default 24 h)
+  --search-lag-ms N       lookup lag: payments search (default 1000), cloud describe (500), email list (0)
+  --token-lifetime-ms N   cloud only; overrides --retention-ms
+  --describe-lag-ms N     cloud only; overrides --search-lag-ms
+  --list-lag-ms N         email only; overrides --search-lag-ms
+  --boot-ms N             cloud only: how long an instance stays 'pending' (default 1000)
+  --stripe-should-retry   payments only: send Stripe-Should-Retry headers
+  --data-dir D            weak only: where append-line journals are written (default a temp dir)
+  --help                  print this text`;
+
+export type MainArgs = { help: true } | { help: false; kind: SimulatorKind; start: StartOptions<SimulatorKind> };
+
+const NUMERIC = ['port', 'seed', 'retention-ms', 'search-lag-ms', 'token-lifetime-ms', 'describe-lag-ms', 'list-lag-ms', 'boot-ms'] as const;
+
+/** Throws an Error with a usage-worthy message on bad input. */
+export function parseMainArgs(argv: string[]): MainArgs {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'stripe-should-retry': { type: 'boolean' },
+      ...Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' as const }])),
+    },
+  });
+  if (values.help === true) return { help: true };
+  const [kind, ...extra] = positionals;
+  if (kind === undefined || !isSimulatorKind(kind)) throw new Error(`Expected a kind (${SIMULATOR_KINDS.join(', ')}), got ${kind ?? 'nothing'}.`);
+  if (extra.length > 0) throw new Error(`Unexpected arguments: ${extra.join(' ')}`);
+  const num = (name: (typeof NUMERIC)[number]): number | undefined => {
+    const text = (values as Record<string, unknown>)[name] as string | undefined;
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} needs a number >= 0, got ${text}.`);
+    return n;
+  };
+  const byKind: SimulatorOptionsByKind = {
+    payments: {
+      retentionMs: num('retention-ms'),
+      searchLagMs: num('search-lag-ms'),
+      stripeShouldRetry: values['stripe-should-retry'] as boolean | undefined,
+    },
+    cloud: {
+      tokenLifetimeMs: num('token-lifetime-ms') ?? num('retention-ms'),
+      describeLagMs: num('describe-lag-ms') ?? num('search-lag-ms'),
+      bootMs: num('boot-ms'),
+    },
+    email: { retentionMs: num('retention-ms'), listLagMs: num('list-lag-ms') ?? num('search-lag-ms') },
+    weak: { dataDir: values['data-dir'] as string | undefined },
+  };
+  return {
+    help: false,
+    kind,
+    start: { port: num('port'), host: values.host as string | undefined, seed: num('seed'), options: byKind[kind] },
+  };
+}

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
+import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
+import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+
+export function tempDir(prefix = 'effectd-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface InProcessEffectd {
+  runtime: EffectdRuntime;
+  server: HttpServer;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** effectd (runtime + HTTP ingress) in this process, on a fresh data dir unless given one. */
+export async function startEffectd(options: Partial<RuntimeOptions> = {}): Promise<InProcessEffectd> {
+  const runtime = await createRuntime({ dataDir: options.dataDir ?? tempDir(), ...options });
+  const server = await startHttpServer(runtime, 0);
+  return {
+    runtime, server, url: server.url,
+    close: async () => {
+      await server.close();
+      await runtime.close();
+    },
+  };
+}
+
+export async function startPayments(options: Record<string, unknown> = {}): Promise<RunningSimulator> {
+  return startSimulator('payments', { options });
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* text */
+  }
+  return { status: res.status, body: body as any };
+}
+
+/** A user config that re-declares payments.charge with a short timeout, for tests that wait out leases. */
+export function writeFastPaymentsConfig(dir: string, paymentsUrl: string, timeoutMs: number): string {
+  const file = join(dir, 'effectd.config.json');
+  writeFileSync(file, JSON.stringify({
+    builtinTools: false,
+    providers: { payments: { baseUrl: paymentsUrl } },
+    tools: [{
+      name: 'payments.charge', provider: 'payments',
+      request: { path: '/v1/charges', body: { amount: '{args.amount}', currency: '{args.currency}', metadata: { invoice_id: '{args.invoiceId}' } } },
+      args: { invoiceId: { type: 'string' }, amount: { type: 'money', currencyField: 'currency' }, currency: { type: 'currency', default: 'usd' } },
+      target: 'invoice {args.invoiceId}', reversibility: 'compensable',
+      idempotency: { kind: 'header', header: 'Idempotency-Key', retentionMs: 86_400_000 },
+      reference: { kind: 'body-path', path: 'metadata.effectd_ref' },
+      receiptPath: 'id', replayHeader: 'Idempotent-Replayed', timeoutMs,
+    }],
+  }));
+  return file;
+}
+
+export interface EffectdProcess {
+  url: string;
+  child: ChildProcess;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `effectd start` as its own OS process (compiled dist/), so a test can SIGKILL it. */
+export function spawnEffectd(args: string[], env: Record<string, string> = {}): Promise<EffectdProcess> {
+  const child = spawn(process.execPath, ['bin/effectd.js', 'start', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`effectd did not start within 20 s: ${stderr}`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`effectd exited with ${code}: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        url: match[1]!, child,
+        kill: (signal = 'SIGKILL') => new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          child.once('exit', () => done());
+          child.kill(signal);
+        }),
+      });
+    });
+  });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Builds dist/ when a test needs a compiled process and the test script did not build it. */
+export async function ensureBuilt(): Promise<void> {
+  const { existsSync } = await import('node:fs');
+  if (existsSync('dist/src/cli/main.js') && existsSync('dist/src/simulators/main.js') && process.env.EFFECTD_SKIP_BUILD === '1') return;
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+}
