@@ -94,7 +94,7 @@ describe('cloud simulator: AWS client-token semantics', () => {
   });
 
   it('answers a duplicate while the first launch is in flight with 409 ConcurrentModification', async () => {
-    await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 200 } }]);
+    await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 500 } }]);
     const first = sim.post(usEast, { ...launch, clientToken: 'tok-race' });
     await sim.waitForRequests(1);
     const duplicate = await sim.post(usEast, { ...launch, clientToken: 'tok-race' });

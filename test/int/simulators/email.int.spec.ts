@@ -48,7 +48,7 @@ describe('email simulator: Resend-style idempotency', () => {
   });
 
   it('answers a duplicate of an in-flight send with 409 concurrent_idempotent_requests', async () => {
-    await sim.faults([{ action: { type: 'delay', ms: 200 } }]);
+    await sim.faults([{ action: { type: 'delay', ms: 500 } }]);
     const first = sim.post('/emails', email(), { key: 'm-race' });
     await sim.waitForRequests(1);
     const duplicate = await sim.post('/emails', email(), { key: 'm-race' });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SimClient, sleep } from './sim-client.js';
+import { eventually, SimClient } from './sim-client.js';
 
 const charge = { amount: 700, currency: 'usd', metadata: { effect_ref: 'eff-f' } };
 
@@ -59,19 +59,17 @@ describe('simulator fault injection (on payments)', () => {
   });
 
   it('late-commit: also commits when the time elapses for real, after the client gave up', async () => {
-    await sim.faults([{ action: { type: 'late-commit', commitAfterMs: 250 } }]);
+    await sim.faults([{ action: { type: 'late-commit', commitAfterMs: 500 } }]);
     await expect(sim.post('/v1/charges', charge, { signal: AbortSignal.timeout(100) })).rejects.toThrow();
     expect(await charges()).toHaveLength(0);
-    await sleep(250);
-    expect(await charges()).toHaveLength(1);
+    await eventually(async () => expect(await charges()).toHaveLength(1));
   });
 
   it('delay: a client that cancels during the delay does not stop the side effect', async () => {
-    await sim.faults([{ action: { type: 'delay', ms: 200 } }]);
+    await sim.faults([{ action: { type: 'delay', ms: 500 } }]);
     await expect(sim.post('/v1/charges', charge, { key: 'k-b5', signal: AbortSignal.timeout(50) })).rejects.toThrow();
     expect(await charges()).toHaveLength(0);
-    await sleep(250);
-    expect(await charges()).toHaveLength(1);
+    await eventually(async () => expect(await charges()).toHaveLength(1));
     const [logged] = await sim.requests();
     expect(logged).toMatchObject({ status: 200, clientDisconnected: true, fault: 'delay' });
   });

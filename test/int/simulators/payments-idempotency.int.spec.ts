@@ -114,7 +114,7 @@ describe('payments simulator: Stripe v1 idempotency', () => {
   });
 
   it('answers a concurrent duplicate with 409 idempotency_key_in_use and caches nothing for it', async () => {
-    await sim.faults([{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action: { type: 'delay', ms: 300 } }]);
+    await sim.faults([{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action: { type: 'delay', ms: 500 } }]);
     const first = sim.post('/v1/charges', charge, { key: 'k-race' });
     await sim.waitForRequests(1);
     const duplicate = await sim.post('/v1/charges', charge, { key: 'k-race' });
@@ -218,7 +218,7 @@ describe('payments simulator: options', () => {
   it('sends Stripe-Should-Retry when asked: true on 409, false on replays and 400s', async () => {
     const sim = await SimClient.start('payments', { options: { stripeShouldRetry: true } });
     try {
-      await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 200 } }]);
+      await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 500 } }]);
       const first = sim.post('/v1/charges', charge, { key: 'k' });
       await sim.waitForRequests(1);
       expect((await sim.post('/v1/charges', charge, { key: 'k' })).headers.get('stripe-should-retry')).toBe('true');
@@ -236,7 +236,7 @@ describe('payments simulator: options', () => {
       await sim.post('/v1/charges', charge, { key: 'k' });
       const drift = await sim.post('/v1/charges', { ...charge, amount: 1 }, { key: 'k' });
       expect(drift.body.error.code).toBe('idempotency_key_reused');
-      await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 200 } }]);
+      await sim.faults([{ match: { method: 'POST' }, action: { type: 'delay', ms: 500 } }]);
       const first = sim.post('/v1/charges', charge, { key: 'k2' });
       await sim.waitForRequests(3);
       const busy = await sim.post('/v1/charges', charge, { key: 'k2' });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SimClient } from './sim-client.js';
+import { eventually, SimClient } from './sim-client.js';
 
 const search = (query: string): string => `/v1/charges/search?query=${encodeURIComponent(query)}`;
 const charge = (ref: string, extra: Record<string, string> = {}) => ({
@@ -27,12 +27,11 @@ describe('payments simulator: search is not read-after-write consistent', () => 
   });
 
   it('lets the lag elapse in real time too', async () => {
-    const lagging = await SimClient.start('payments', { options: { searchLagMs: 150 } });
+    const lagging = await SimClient.start('payments', { options: { searchLagMs: 500 } });
     try {
       await lagging.post('/v1/charges', charge('eff-real'));
       expect((await lagging.get(search("metadata['effect_ref']:'eff-real'"))).body.data).toHaveLength(0);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect((await lagging.get(search("metadata['effect_ref']:'eff-real'"))).body.data).toHaveLength(1);
+      await eventually(async () => expect((await lagging.get(search("metadata['effect_ref']:'eff-real'"))).body.data).toHaveLength(1));
     } finally {
       await lagging.close();
     }

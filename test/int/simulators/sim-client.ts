@@ -80,6 +80,20 @@ export class SimClient {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Retries `check` until it stops throwing, for effects that land in real time. */
+export async function eventually(check: () => Promise<void>, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(25);
+    }
+  }
+}
+
 async function read<T>(res: Response): Promise<SimResponse<T>> {
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text === '' ? undefined : JSON.parse(text)) as T };
