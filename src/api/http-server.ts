@@ -4,6 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { CredentialBook } from '../runtime/credentials.js';
+import { AuthGuard } from './auth.guard.js';
 import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
 import { HealthController } from './health.controller.js';
@@ -16,7 +18,7 @@ class ApiModule {
     return {
       module: ApiModule,
       controllers: [EffectsController, WorkflowsController, HealthController],
-      providers: [{ provide: RUNTIME, useValue: runtime }],
+      providers: [{ provide: RUNTIME, useValue: runtime }, { provide: CredentialBook, useValue: runtime.credentials }, AuthGuard],
     };
   }
 }

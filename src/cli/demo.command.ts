@@ -24,15 +24,17 @@ export const demoCommand: CommandSpec = {
     say(`1. Simulated payment provider (Stripe v1 semantics) running in its own process (pid ${payments.pid}) at ${payments.url}`);
     const runtime = await createRuntime({ dataDir, providerUrls: { payments: payments.url } });
     const server = await startHttpServer(runtime, 0);
+    runtime.startReconciler();
     say(`2. effectd (embedded SQLite ledger at ${dataDir}/ledger.db) listening on ${server.url}`);
     try {
       await simulatorCall(payments.url, '/_admin/faults', { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
       say('3. Fault armed: the provider will commit the first charge, then drop the connection before replying.\n');
 
       const workflowId = `demo-${Date.now()}`;
+      const authorization = `Bearer ${runtime.credentials.first('agent')!.token}`;
       const submit = async (amount: unknown): Promise<AgentOutcome> => {
         const res = await fetch(`${server.url}/v1/effects`, {
-          method: 'POST', headers: { 'content-type': 'application/json' },
+          method: 'POST', headers: { 'content-type': 'application/json', authorization },
           body: JSON.stringify({ workflowId, step: 1, tool: 'payments.charge', principal: 'demo-agent', args: { invoiceId: 'INV-2291', amount } }),
         });
         return (await res.json()) as AgentOutcome;
@@ -48,7 +50,7 @@ export const demoCommand: CommandSpec = {
       const third = await submit(4900);
       say(`  effectd → ${third.message}${third.replayed ? " (answered from the ledger; the provider was not called)" : ""}\n`);
 
-      const timeline = (await (await fetch(`${server.url}/v1/workflows/${workflowId}`)).json()) as { timeline: { at: string; summary: string }[] };
+      const timeline = (await (await fetch(`${server.url}/v1/workflows/${workflowId}`, { headers: { authorization } })).json()) as { timeline: { at: string; summary: string }[] };
       say(`Ledger timeline of workflow ${workflowId}:`);
       for (const entry of timeline.timeline) say(`  ${entry.at.slice(11, 23)}  ${entry.summary}`);
 

@@ -1,9 +1,11 @@
 import { isEffectdError } from '../core/errors.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 import { demoCommand } from './demo.command.js';
+import { effectsCommand } from './effects.command.js';
+import { resolveCommand } from './resolve.command.js';
 import { startCommand } from './start.command.js';
 
-const commands: CommandSpec[] = [startCommand, demoCommand];
+const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand];
 
 function overview(): string {
   const lines = commands.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');

@@ -1,18 +1,23 @@
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
 import { createRuntime } from '../runtime/effectd-runtime.js';
+import { startKafkaIngress } from '../transport/kafka/kafka-ingress.js';
+import { kafkaIngressSettings } from '../transport/kafka/kafka-settings.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
 
 export const startCommand: CommandSpec = {
   name: 'start',
   summary: 'Run the effectd service: HTTP ingress on the embedded SQLite ledger unless --ledger says otherwise.',
-  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.json]',
+  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.json] [--kafka host:9092[,host2:9092] [--group effectd] [--no-http]]',
   options: {
     port: { type: 'string' },
     host: { type: 'string' },
     'data-dir': { type: 'string' },
     ledger: { type: 'string' },
     config: { type: 'string' },
+    kafka: { type: 'string' },
+    group: { type: 'string' },
+    'no-http': { type: 'boolean' },
   },
   optionHelp: [
     ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
@@ -20,21 +25,34 @@ export const startCommand: CommandSpec = {
     ['--data-dir D', 'where the embedded ledger and the secret live (default ./.effectd, or EFFECTD_DATA_DIR)'],
     ['--ledger URL', 'sqlite:[file] (default) or postgres://user:pass@host/db (or EFFECTD_LEDGER)'],
     ['--config FILE', 'JSON file declaring providers and tools (or EFFECTD_CONFIG)'],
+    ['--no-reconciler', 'do not reconcile unknown effects in this process (run it in another one)'],
+    ['--kafka BROKERS', 'also consume effect commands from Kafka (topic effectd.commands, outcomes to effectd.outcomes, dead letters to effectd.dlq; EFFECTD_KAFKA_* env overrides)'],
+    ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
+    ['--no-http', 'Kafka ingress only: no HTTP port'],
   ],
   async run(values) {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
     const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
-    const server = await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'));
-    console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, /healthz, /metrics)`);
+    if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'));
+    const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
+    if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, /healthz, /metrics)`);
+    const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
+    if (kafka) {
+      const { brokers, groupId, topics } = kafka.settings;
+      console.log(`effectd consuming ${topics.commands} from ${brokers.join(',')} as group ${groupId}  (outcomes → ${topics.outcomes} or the command's replyTopic, dead letters → ${topics.deadLetters})`);
+    }
     console.log(`ledger: ${runtime.ledger.kind}${runtime.ledger.kind === 'sqlite' ? ` at ${dataDir}/ledger.db` : ''}`);
     console.log(`data dir: ${dataDir}  (secret: ${runtime.secretOrigin})`);
     console.log(`tools: ${runtime.tools.list().map((t) => t.name).join(', ')}`);
+    console.log(snapshot === undefined ? 'reconciler: off (--no-reconciler)' : `reconciler: running (${snapshot} open effects from its snapshot; catching up from the ledger)`);
     await new Promise<void>((done) => {
       const stop = () => done();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
-    await server.close();
+    await kafka?.close();
+    await server?.close();
     await runtime.close();
     return 0;
   },

@@ -11,6 +11,19 @@ export const effectCommand = z.object({
   principal: z.string().max(256).default('anonymous'),
   repeat: z.object({ reason: z.string().min(1, 'a declared repeat needs a reason') }).strict().optional(),
   correlationId: z.string().max(256).optional(),
+  // The rest mirrors proto/effectd/v1/effectd.proto, so one JSON document fits every ingress.
+  approval: z.object({
+    approvalId: z.string().max(256).optional(),
+    approvedBy: z.string().max(256).optional(),
+    policyGeneration: z.number().int().nonnegative().optional(),
+  }).strict().optional(),
+  saga: z.object({
+    sagaId: z.string().min(1).max(256),
+    saga: z.string().max(128).optional(),
+    sagaStep: z.string().max(128).optional(),
+  }).strict().optional(),
+  replyTopic: z.string().regex(/^[a-zA-Z0-9._-]{1,249}$/, 'replyTopic must be a Kafka topic name').optional(),
+  trace: z.object({ traceparent: z.string().max(512).optional(), tracestate: z.string().max(512).optional() }).strict().optional(),
 }).strict();
 
 export type EffectCommandInput = z.input<typeof effectCommand>;

@@ -53,7 +53,7 @@ export const attemptFinished = z.object({
 export const reconciliationChecked = z.object({
   type: z.literal('ReconciliationChecked'),
   ...base,
-  method: z.enum(['lookup-by-key', 'lookup-by-reference']),
+  method: z.enum(['lookup-by-key', 'lookup-by-reference', 'lookup-by-name']),
   asked: z.string(),
   seen: z.string(),
   verdict: z.enum(['committed', 'not_committed', 'pending']),

@@ -1,11 +1,14 @@
 import { join } from 'node:path';
+import { isKurrentLedgerUrl } from './kurrentdb-url.js';
 import type { Ledger } from './ledger.port.js';
 import { PostgresLedger } from './postgres-ledger.js';
+import { postgresLedgerOptions } from './postgres-url.js';
 import { SqliteLedger } from './sqlite-ledger.js';
 
 /**
  * Chooses the adapter from EFFECTD_LEDGER-style URLs:
- * `sqlite:` (default, `<dataDir>/ledger.db`), `sqlite:/path/file.db`, `postgres://…`, `kurrentdb://…` (another issue).
+ * `sqlite:` (default, `<dataDir>/ledger.db`), `sqlite:/path/file.db`, `postgres://…`,
+ * `kurrentdb://host:2113?tls=false` (or `esdb://…`; the KurrentDB client is loaded only then).
  */
 export async function openLedger(url: string | undefined, dataDir: string): Promise<Ledger> {
   const target = url ?? 'sqlite:';
@@ -13,6 +16,10 @@ export async function openLedger(url: string | undefined, dataDir: string): Prom
     const file = target.slice('sqlite:'.length) || join(dataDir, 'ledger.db');
     return new SqliteLedger(file);
   }
-  if (target.startsWith('postgres://') || target.startsWith('postgresql://')) return PostgresLedger.open({ connectionString: target });
-  throw new Error(`EFFECTD_LEDGER="${target}" is not a ledger URL effectd knows: use sqlite:[path] or postgres://user:pass@host/db`);
+  if (target.startsWith('postgres://') || target.startsWith('postgresql://')) return PostgresLedger.open(postgresLedgerOptions(target));
+  if (isKurrentLedgerUrl(target)) {
+    const { KurrentDBLedger } = await import('./kurrentdb-ledger.js');
+    return KurrentDBLedger.open({ connectionString: target });
+  }
+  throw new Error(`EFFECTD_LEDGER="${target}" is not a ledger URL effectd knows: use sqlite:[path], postgres://user:pass@host/db or kurrentdb://host:2113?tls=false`);
 }

@@ -10,11 +10,16 @@ export class PromMetrics implements ShellMetrics {
   readonly registry = new client.Registry();
   private readonly received = new client.Counter({ name: METRIC.commandsReceived, help: 'Effect commands received, by ingress.', labelNames: ['ingress'], registers: [this.registry] });
   private readonly rejectedCounter = new client.Counter({ name: METRIC.commandsRejected, help: 'Effect commands rejected, by reason.', labelNames: ['reason'], registers: [this.registry] });
+  private readonly deadLetters = new client.Counter({ name: METRIC.commandsDeadLettered, help: 'Kafka messages parked in the dead-letter topic, by reason (undecodable, invalid_command, unknown_tool, handler_error).', labelNames: ['reason'], registers: [this.registry] });
   private readonly attempts = new client.Counter({ name: METRIC.attempts, help: 'Dispatch attempts, by tool and outcome class.', labelNames: ['tool', 'outcome'], registers: [this.registry] });
   private readonly replays = new client.Counter({ name: METRIC.replays, help: 'Commands answered from the ledger without calling the provider (duplicates prevented).', labelNames: ['tool'], registers: [this.registry] });
   readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state.', labelNames: ['state'], registers: [this.registry] });
   private readonly appendSeconds = new client.Histogram({ name: METRIC.ledgerAppendSeconds, help: 'Ledger append latency.', labelNames: ['ledger'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
+  private readonly escalationsCounter = new client.Counter({ name: METRIC.escalations, help: 'Effects escalated to a human, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly unknownSeconds = new client.Histogram({ name: METRIC.unknownSeconds, help: 'Time an effect spent unknown (or with a human) before it settled, by tool.', labelNames: ['tool'], buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 86400], registers: [this.registry] });
 
   commandReceived(ingress: string): void {
     this.received.inc({ ingress });
@@ -31,7 +36,22 @@ export class PromMetrics implements ShellMetrics {
   replayed(tool: string): void {
     this.replays.inc({ tool });
   }
+  reconciliationCheck(tool: string, verdict: string): void {
+    this.checks.inc({ tool, verdict });
+  }
+  escalated(tool: string): void {
+    this.escalationsCounter.inc({ tool });
+  }
+  resolved(outcome: string): void {
+    this.resolutions.inc({ outcome });
+  }
+  leftUnknown(tool: string, ms: number): void {
+    this.unknownSeconds.observe({ tool }, ms / 1000);
+  }
   rejected(reason: string): void {
     this.rejectedCounter.inc({ reason });
+  }
+  deadLettered(reason: string): void {
+    this.deadLetters.inc({ reason });
   }
 }

@@ -7,6 +7,11 @@ export interface ShellMetrics {
   providerCall(tool: string, ms: number): void;
   replayed(tool: string): void;
   rejected(reason: string): void;
+  reconciliationCheck(tool: string, verdict: string): void;
+  escalated(tool: string): void;
+  resolved(outcome: string): void;
+  /** An effect left `unknown`/`escalated` for a settled state after `ms`. */
+  leftUnknown(tool: string, ms: number): void;
 }
 
 export const noopShellMetrics: ShellMetrics = {
@@ -15,4 +20,8 @@ export const noopShellMetrics: ShellMetrics = {
   providerCall() {},
   replayed() {},
   rejected() {},
+  reconciliationCheck() {},
+  escalated() {},
+  resolved() {},
+  leftUnknown() {},
 };

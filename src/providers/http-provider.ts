@@ -32,7 +32,8 @@ export function dispatch(tool: Tool, input: DispatchInput): Promise<DispatchResu
 }
 
 export type LookupResult =
-  | { kind: 'found'; receipt: string; asked: string; seen: string }
+  /** Receipts of every match, best first. */
+  | { kind: 'found'; receipts: string[]; asked: string; seen: string }
   | { kind: 'not-found'; asked: string; seen: string }
   | { kind: 'error'; asked: string; seen: string }
   | { kind: 'unsupported' };
@@ -50,8 +51,12 @@ export async function lookup(tool: Tool, input: DispatchInput): Promise<LookupRe
   const matches = readPath(result.body, spec.lookup.resultsPath);
   if (!Array.isArray(matches)) return { kind: 'error', asked, seen: `no array at ${spec.lookup.resultsPath}` };
   if (matches.length === 0) return { kind: 'not-found', asked, seen: '0 matches' };
-  const receipt = spec.lookup.receiptPath ? readPath(matches[0], spec.lookup.receiptPath) : undefined;
-  return { kind: 'found', receipt: receipt === undefined ? `ref:${input.reference}` : String(receipt), asked, seen: `${matches.length} match(es)` };
+  const receiptPath = spec.lookup.receiptPath;
+  const receipts = matches.map((match) => {
+    const receipt = receiptPath ? readPath(match, receiptPath) : undefined;
+    return receipt === undefined ? `ref:${input.reference}` : String(receipt);
+  });
+  return { kind: 'found', receipts, asked, seen: `${matches.length} match(es)` };
 }
 
 function stampReference(tool: Tool, body: Record<string, unknown>, reference: string): void {

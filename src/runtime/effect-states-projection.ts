@@ -23,6 +23,10 @@ export class EffectStatesProjection {
     }
   }
 
+  all(): EffectState[] {
+    return [...this.effects.values()];
+  }
+
   get(effectId: string): EffectState | undefined {
     return this.effects.get(effectId);
   }

@@ -1,12 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { PromMetrics } from '../metrics/prom-metrics.js';
 import { loadConfig } from '../providers/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
+import { ReconcilerWorker } from '../shell/reconciler-worker.js';
+import { OpenEffectsProjection } from './open-effects-projection.js';
 import { EffectStatesProjection } from './effect-states-projection.js';
+import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
 
 export interface RuntimeOptions {
@@ -19,6 +23,8 @@ export interface RuntimeOptions {
   leaseMarginMs?: number;
   clock?: () => number;
   dispatcher?: Dispatcher;
+  /** How often the reconciler looks at open effects (default 200 ms). */
+  reconcileTickMs?: number;
 }
 
 /** One effectd instance's parts, wired once; transports (HTTP, Kafka, CLI) only call into it. */
@@ -31,7 +37,14 @@ export interface EffectdRuntime {
   readonly instanceId: string;
   readonly dataDir: string;
   readonly secretOrigin: string;
+  readonly credentials: CredentialBook;
+  /** Where the credentials live, and whether this start created them. */
+  readonly credentialsFile: { file: string; created: boolean };
   readonly now: () => number;
+  readonly openEffects: OpenEffectsProjection;
+  readonly reconcilerWorker: ReconcilerWorker;
+  /** Loads the open-effects snapshot and starts reconciling in the background; returns the snapshot's size. */
+  startReconciler(): number;
   close(): Promise<void>;
 }
 
@@ -40,16 +53,37 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   const config = loadConfig({ file: options.configFile ?? process.env.EFFECTD_CONFIG, providerUrls: options.providerUrls });
   const tools = new ToolRegistry(config);
   const { secret, origin } = loadSecret(options.dataDir);
-  const ledger = await openLedger(options.ledgerUrl ?? process.env.EFFECTD_LEDGER, options.dataDir);
+  const credentialSource = loadCredentials(options.dataDir);
+  const ledgerUrl = options.ledgerUrl ?? process.env.EFFECTD_LEDGER ?? `sqlite:${join(resolve(options.dataDir), 'ledger.db')}`;
+  const ledger = await openLedger(ledgerUrl, options.dataDir);
   const metrics = new PromMetrics();
   const instanceId = options.instanceId ?? `effectd-${process.pid}-${randomUUID().slice(0, 8)}`;
   const now = options.clock ?? Date.now;
   const shell = new EffectShell({ ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher });
+  // The snapshot is named after the ledger it describes, so switching ledgers never mixes positions.
+  const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
+  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`));
+  const reconcilerWorker = new ReconcilerWorker(openEffects, shell.reconciler, tools, now, {
+    tickMs: options.reconcileTickMs,
+    onError: (error) => console.error(`effectd reconciler: ${(error as Error).message}`),
+  });
+  let reconciling = false;
   return {
-    shell, ledger, tools, metrics, instanceId, now,
+    shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker,
     effectStates: new EffectStatesProjection(ledger),
     dataDir: options.dataDir,
     secretOrigin: origin,
-    close: () => ledger.close(),
+    credentials: new CredentialBook(credentialSource.credentials),
+    credentialsFile: { file: credentialSource.file, created: credentialSource.created },
+    startReconciler: () => {
+      const loaded = openEffects.load();
+      reconcilerWorker.start();
+      reconciling = true;
+      return loaded;
+    },
+    close: async () => {
+      if (reconciling) await reconcilerWorker.stop();
+      await ledger.close();
+    },
   };
 }

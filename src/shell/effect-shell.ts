@@ -1,83 +1,48 @@
-import { agentOutcome, type AgentOutcome } from '../core/agent-outcome.js';
-import { classifyDispatch } from '../core/classify.js';
-import type { DispatchResult } from '../core/dispatch-result.js';
-import { currentAttempt, type EffectState } from '../core/effect-state.js';
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
+import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { AttemptFinished, AttemptStarted, EffectDeclared, LedgerEvent } from '../core/events.js';
-import { evolveEffect, foldWorkflow, type WorkflowState } from '../core/fold.js';
-import { deriveEffectId, deriveProviderKey, deriveReference } from '../core/identity.js';
+import type { EffectResolved } from '../core/events.js';
+import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { decideDispatch } from '../core/shell-decision.js';
 import { workflowStream } from '../core/streams.js';
-import type { Ledger } from '../ledger/ledger.port.js';
-import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
-import { dispatch as httpDispatch, type DispatchInput } from '../providers/http-provider.js';
-import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
+import { Reconciler } from './reconciler.js';
+import { MAX_RACES, ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
 
-export type Dispatcher = (tool: Tool, input: DispatchInput) => Promise<DispatchResult>;
-
-export interface ShellDeps {
-  ledger: Ledger;
-  tools: ToolRegistry;
-  secret: Buffer;
-  instanceId: string;
-  clock?: () => number;
-  dispatcher?: Dispatcher;
-  metrics?: ShellMetrics;
-  /** Added to the tool's timeout to size a claim's lease. */
-  leaseMarginMs?: number;
-}
-
-/** How the shell handled a command, for transports that map it to a status code. */
-export type Disposition = 'dispatched' | 'replayed' | 'in-flight' | 'held-unknown';
-
-export interface ShellAnswer {
-  outcome: AgentOutcome;
-  disposition: Disposition;
-}
+export type { Dispatcher, Disposition, Looker, ShellAnswer, ShellDeps } from './shell-core.js';
 
 /** A command checked against its tool: everything the shell needs, nothing persisted yet. */
-export interface PreparedEffect {
+export interface PreparedCommand extends PreparedEffect {
   command: EffectCommand;
-  tool: Tool;
-  effectId: string;
-  stream: string;
-  declaration: Omit<EffectDeclared, 'at'>;
 }
-
-const MAX_RACES = 20;
 
 /**
  * The deterministic shell (DESIGN.md): fold → replay / conflict / back off / reconcile-first →
  * claim with the expected revision → dispatch once with the provider key → record before replying.
  */
 export class EffectShell {
-  private readonly now: () => number;
-  private readonly dispatcher: Dispatcher;
-  private readonly metrics: ShellMetrics;
-  private readonly leaseMarginMs: number;
+  readonly core: ShellCore;
+  readonly reconciler: Reconciler;
 
-  constructor(private readonly deps: ShellDeps) {
-    this.now = deps.clock ?? Date.now;
-    this.dispatcher = deps.dispatcher ?? httpDispatch;
-    this.metrics = deps.metrics ?? noopShellMetrics;
-    this.leaseMarginMs = deps.leaseMarginMs ?? 2_000;
+  constructor(deps: ShellDeps) {
+    this.core = new ShellCore(deps);
+    this.reconciler = new Reconciler(this.core);
   }
 
   /** Validates a raw command against the wire schema and the tool's contract. Throws `invalid_command` / `unknown_tool`. */
-  prepare(raw: unknown): PreparedEffect {
+  prepare(raw: unknown): PreparedCommand {
     const parsed = effectCommand.safeParse(raw);
     if (!parsed.success) throw invalidCommand('the command is malformed', parsed.error.issues);
     const command = parsed.data;
-    const tool = this.deps.tools.get(command.tool);
+    const { tools, secret } = this.core.deps;
+    const tool = tools.get(command.tool);
     if (!tool) {
-      const known = this.deps.tools.list().map((t) => t.name).join(', ');
+      const known = tools.list().map((t) => t.name).join(', ');
       throw new EffectdError('unknown_tool', `unknown tool "${command.tool}"; known tools: ${known}`, { tool: command.tool });
     }
     const args = tool.schema.safeParse(command.args);
     if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
-    const effectId = deriveEffectId(this.deps.secret, command);
+    const effectId = deriveEffectId(secret, command);
     const canonical = args.data;
     const target = tool.target(canonical);
     return {
@@ -97,107 +62,68 @@ export class EffectShell {
     return this.run(this.prepare(raw));
   }
 
-  async run(effect: PreparedEffect): Promise<ShellAnswer> {
+  async run(effect: PreparedCommand): Promise<ShellAnswer> {
+    const { core } = this;
     for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await this.read(effect.stream);
+      const workflow = await core.read(effect.stream);
       const current = workflow.effects.get(effect.effectId);
-      const now = this.now();
-      const decision = decideDispatch(current, effect.declaration.intentDigest, now, effect.tool.keyPolicy);
+      const decision = decideDispatch(current, effect.declaration.intentDigest, core.now(), effect.tool.keyPolicy);
       switch (decision.kind) {
         case 'conflict':
-          this.metrics.rejected('intent_conflict');
+          core.metrics.rejected('intent_conflict');
           throw new EffectdError('intent_conflict', `effect ${effect.effectId} (workflow ${effect.command.workflowId}, step ${effect.command.step}, slot ${effect.command.slot}) was declared with other arguments; a changed intent needs a new step`, { effectId: effect.effectId, recordedDigest: decision.recordedDigest, submittedDigest: effect.declaration.intentDigest });
         case 'replay':
-          this.metrics.replayed(effect.tool.name);
-          return { outcome: this.answer(current!, true), disposition: 'replayed' };
+          core.metrics.replayed(effect.tool.name);
+          return { outcome: core.answer(current!, true), disposition: 'replayed' };
         case 'in-flight':
-          return { outcome: this.answer(current!, true), disposition: 'in-flight' };
-        case 'hold-unknown':
-          return { outcome: this.answer(current!, true), disposition: 'held-unknown' };
+          return { outcome: core.answer(current!, true), disposition: 'in-flight' };
+        case 'retry-same-key':
+        case 'hold-unknown': {
+          // Reconcile first: never dispatch an unknown effect blindly.
+          const answer = await this.reconciler.step(effect.stream, effect.effectId, 'inline');
+          if (answer) return answer;
+          continue;
+        }
         case 'declare':
-        case 'claim':
-        case 'retry-same-key': {
-          const claim = this.claimEvents(effect, current, now);
-          let claimed: WorkflowState;
-          try {
-            claimed = await this.append(effect.stream, workflow, claim);
-          } catch (error) {
-            if (isEffectdError(error, 'concurrency_conflict')) continue; // someone else moved the stream: decide again
-            throw error;
-          }
-          const started = claim[claim.length - 1] as AttemptStarted;
-          return this.dispatchAndRecord(effect, started, claimed);
+        case 'claim': {
+          const answer = await core.claimAndDispatch(effect, workflow, current);
+          if (answer) return answer;
+          continue; // someone else moved the stream: decide again
         }
       }
     }
     throw new Error(`effect ${effect.effectId}: gave up after ${MAX_RACES} concurrent appends to ${effect.stream}`);
   }
 
-  private claimEvents(effect: PreparedEffect, current: EffectState | undefined, now: number): LedgerEvent[] {
-    const events: LedgerEvent[] = [];
-    if (!current) events.push({ ...effect.declaration, at: now });
-    const previous = current ? currentAttempt(current)?.started : undefined;
-    const keyed = effect.tool.keyRetentionMs !== null;
-    const providerKey = previous?.providerKey ?? (keyed ? deriveProviderKey(this.deps.secret, effect.effectId, effect.tool.scope(effect.declaration.args)) : null);
-    const keyExpiresAt = previous ? previous.keyExpiresAt : keyed ? now + effect.tool.keyRetentionMs! : null;
-    events.push({
-      type: 'AttemptStarted', v: 1, at: now, effectId: effect.effectId, attempt: (current?.attempts.length ?? 0) + 1,
-      instanceId: this.deps.instanceId, providerKey, leaseUntil: now + effect.tool.spec.timeoutMs + this.leaseMarginMs, keyExpiresAt,
-    });
-    return events;
-  }
-
-  private async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted, claimed: WorkflowState): Promise<ShellAnswer> {
-    const result = await this.dispatcher(effect.tool, {
-      args: effect.declaration.args, providerKey: started.providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs,
-    });
-    this.metrics.providerCall(effect.tool.name, result.latencyMs);
-    const classification = classifyDispatch(result, effect.tool.classification);
-    this.metrics.attempt(effect.tool.name, classification.outcome);
-    const finished: AttemptFinished = {
-      type: 'AttemptFinished', v: 1, at: this.now(), effectId: effect.effectId, attempt: started.attempt, outcome: classification.outcome,
-      ...(classification.outcome === 'committed' ? { receipt: classification.receipt ?? `ref:${deriveReference(effect.effectId)}` } : {}),
-      ...(classification.httpStatus !== undefined ? { httpStatus: classification.httpStatus } : {}),
-      replayed: classification.replayed, reason: classification.reason, latencyMs: Math.round(result.latencyMs * 1000) / 1000,
-    };
-    // Record before anyone is told. Other effects of the workflow may have appended meanwhile:
-    // then re-read and append again until it lands or the rules say the effect moved on.
+  /** Records an operator's resolution of an escalated, terminal or unknown effect: who, what, and the evidence. */
+  async resolve(effect: EffectState, resolution: Resolution): Promise<EffectState> {
+    const { core } = this;
+    const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
     for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = race === 0 ? claimed : await this.read(effect.stream);
+      const workflow = await core.read(stream);
+      const current = workflow.effects.get(effect.effectId)!;
+      const event: EffectResolved = { type: 'EffectResolved', v: 1, at: core.now(), effectId: effect.effectId, ...resolution };
       try {
-        const recorded = await this.append(effect.stream, workflow, [finished]);
-        return { outcome: this.answer(recorded.effects.get(effect.effectId)!, false), disposition: 'dispatched' };
+        const next = (await core.append(stream, workflow, [event])).effects.get(effect.effectId)!;
+        core.metrics.resolved(resolution.outcome);
+        if (next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, event.at - next.unknownSince);
+        return next;
       } catch (error) {
         if (isEffectdError(error, 'concurrency_conflict')) continue;
         if (isEffectdError(error, 'illegal_transition')) {
-          // Settled meanwhile (a human, or a newer attempt): the ledger's word stands.
-          return { outcome: this.answer(workflow.effects.get(effect.effectId)!, true), disposition: 'replayed' };
+          throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}: only an escalated, terminal or unknown effect can be resolved`);
         }
         throw error;
       }
     }
-    throw new Error(`effect ${effect.effectId}: could not record the outcome of attempt ${started.attempt} after ${MAX_RACES} races`);
+    throw new Error(`effect ${effect.effectId}: could not record the resolution after ${MAX_RACES} races`);
   }
+}
 
-  /** Checks the events against the rules, appends them at the revision they were decided on, returns the new state. */
-  private async append(stream: string, workflow: WorkflowState, events: LedgerEvent[]): Promise<WorkflowState> {
-    const next = foldWorkflow(events, workflow);
-    const started = performance.now();
-    await this.deps.ledger.append(stream, events, workflow.revision);
-    this.metrics.ledgerAppend(this.deps.ledger.kind, performance.now() - started);
-    return next;
-  }
+export type Resolution = Pick<EffectResolved, 'resolvedBy' | 'outcome' | 'reason'> & { receipt?: string };
 
-  private async read(stream: string): Promise<WorkflowState> {
-    return foldWorkflow((await this.deps.ledger.readStream(stream)).map((r) => r.event));
-  }
-
-  private answer(effect: EffectState, replayed: boolean): AgentOutcome {
-    const tool = this.deps.tools.get(effect.declared.tool);
-    const last = currentAttempt(effect)?.started;
-    const expectAnswerAt = last && tool ? last.at + tool.spec.settleWindowMs : undefined;
-    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}) });
-  }
+export interface ResolvingShell {
+  resolve(effect: EffectState, resolution: Resolution): Promise<EffectState>;
 }
 
 function invalidCommand(summary: string, issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []): EffectdError {

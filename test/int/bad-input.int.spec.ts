@@ -14,7 +14,7 @@ describe('bad input gets a clear 400 and the ledger stays unchanged', () => {
   beforeAll(async () => {
     payments = await startPayments();
     effectd = await startEffectd({ providerUrls: { payments: payments.url } });
-    await postJson(`${effectd.url}/v1/effects`, { workflowId: 'wf-ok', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 100 } });
+    await postJson(`${effectd.url}/v1/effects`, { workflowId: 'wf-ok', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 100 } }, effectd.agent);
   });
   afterAll(async () => {
     await effectd.close();
@@ -35,7 +35,7 @@ describe('bad input gets a clear 400 and the ledger stays unchanged', () => {
   for (const [name, body, status, message, paths] of cases) {
     it(`${name} → ${status}, nothing persisted, provider not called`, async () => {
       const [eventsBefore, callsBefore] = [await ledgerSize(), await providerRequests()];
-      const answer = await postJson(`${effectd.url}/v1/effects`, body);
+      const answer = await postJson(`${effectd.url}/v1/effects`, body, effectd.agent);
       expect(answer.status).toBe(status);
       expect(answer.body.message).toMatch(message);
       for (const path of paths) expect(answer.body.fields.map((f: { path: string }) => f.path)).toContain(path);

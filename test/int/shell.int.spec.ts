@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/simulators/server.js';
-import { ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, startPayments, tempDir, waitFor, writeFastPaymentsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
+import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, startPayments, tempDir, waitFor, writeFastPaymentsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface Oracle { charges: { id: string; amount: number; metadata: Record<string, string> }[] }
 interface LoggedRequest { method: string; path: string; idempotencyKey: string | null; status: number | string; replayed: boolean }
@@ -28,15 +28,15 @@ describe('the deterministic shell against a real HTTP provider', () => {
     await postJson(`${payments.url}/_admin/reset`, {});
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
     const cmd = command();
-    const first = await postJson(`${effectd.url}/v1/effects`, cmd);
+    const first = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
     expect(first.status).toBe(200);
     expect(first.body.status).toBe('unknown');
     expect(first.body.message).toMatch(/Do not start another payments.charge/);
     expect((await charges(payments)).charges).toHaveLength(1);
 
-    const again = await postJson(`${effectd.url}/v1/effects`, { ...cmd, args: { ...cmd.args, amount: '49.00 USD' } });
+    const again = await postJson(`${effectd.url}/v1/effects`, { ...cmd, args: { ...cmd.args, amount: '49.00 USD' } }, effectd.agent);
     expect(again.body.status).toBe('done');
-    const third = await postJson(`${effectd.url}/v1/effects`, cmd);
+    const third = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
     expect(third.body).toMatchObject({ status: 'done', replayed: true, receipt: again.body.receipt });
 
     const truth = await charges(payments);
@@ -51,9 +51,9 @@ describe('the deterministic shell against a real HTTP provider', () => {
   it('the same step with a changed amount is a conflict (422) and the provider is not called', async () => {
     await postJson(`${payments.url}/_admin/reset`, {});
     const cmd = command();
-    expect((await postJson(`${effectd.url}/v1/effects`, cmd)).body.status).toBe('done');
+    expect((await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent)).body.status).toBe('done');
     const before = (await requests(payments)).length;
-    const changed = await postJson(`${effectd.url}/v1/effects`, { ...cmd, args: { ...cmd.args, amount: 5000 } });
+    const changed = await postJson(`${effectd.url}/v1/effects`, { ...cmd, args: { ...cmd.args, amount: 5000 } }, effectd.agent);
     expect(changed.status).toBe(422);
     expect(changed.body.error).toBe('intent_conflict');
     expect(changed.body.message).toMatch(/new step/);
@@ -64,17 +64,17 @@ describe('the deterministic shell against a real HTTP provider', () => {
   it('a provider refusal (4xx) is not_done, proven; a 5xx leaves the outcome unknown', async () => {
     await postJson(`${payments.url}/_admin/reset`, {});
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined' } } } }]);
-    const declined = await postJson(`${effectd.url}/v1/effects`, command());
+    const declined = await postJson(`${effectd.url}/v1/effects`, command(), effectd.agent);
     expect(declined.body).toMatchObject({ status: 'not_done', state: 'failed_before_effect' });
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'status', status: 503 } }]);
-    const unavailable = await postJson(`${effectd.url}/v1/effects`, command());
+    const unavailable = await postJson(`${effectd.url}/v1/effects`, command(), effectd.agent);
     expect(unavailable.body.status).toBe('unknown');
   });
 
   it('a provider that is down (connection refused) is not_done: the request provably never left', async () => {
     const down = await startEffectd({ providerUrls: { payments: 'http://127.0.0.1:1' } });
     try {
-      const answer = await postJson(`${down.url}/v1/effects`, command());
+      const answer = await postJson(`${down.url}/v1/effects`, command(), down.agent);
       expect(answer.body).toMatchObject({ status: 'not_done', state: 'failed_before_effect' });
       expect(answer.body.reason).toMatch(/never sent/);
     } finally {
@@ -84,14 +84,14 @@ describe('the deterministic shell against a real HTTP provider', () => {
 
   it('shows the workflow timeline and the effect, and counts attempts in /metrics', async () => {
     const cmd = command();
-    const done = await postJson(`${effectd.url}/v1/effects`, cmd);
-    const wf = await getJson(`${effectd.url}/v1/workflows/${cmd.workflowId}`);
+    const done = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const wf = await getJson(`${effectd.url}/v1/workflows/${cmd.workflowId}`, effectd.agent);
     expect(wf.status).toBe(200);
     expect(wf.body.timeline.map((e: { type: string }) => e.type)).toEqual(['EffectDeclared', 'AttemptStarted', 'AttemptFinished']);
     expect(wf.body.effects[0]).toMatchObject({ effectId: done.body.effectId, status: 'done' });
-    const effect = await getJson(`${effectd.url}/v1/effects/${done.body.effectId}`);
+    const effect = await getJson(`${effectd.url}/v1/effects/${done.body.effectId}`, effectd.agent);
     expect(effect.body).toMatchObject({ status: 'done', workflowId: cmd.workflowId, attempts: 1 });
-    expect((await getJson(`${effectd.url}/v1/effects/eff_nope`)).status).toBe(404);
+    expect((await getJson(`${effectd.url}/v1/effects/eff_nope`, effectd.agent)).status).toBe(404);
     const metrics = await getJson(`${effectd.url}/metrics`);
     expect(metrics.body).toMatch(/effectd_attempts_total\{tool="payments.charge",outcome="committed"\} [1-9]/);
     expect(metrics.body).toMatch(/effectd_effects\{state="committed"\} [1-9]/);
@@ -115,24 +115,25 @@ describe('a crash between claim and outcome (SIGKILL of a separate effectd proce
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'delay', ms: 1_500 } }]);
     const first = await spawnEffectd(['--data-dir', dir, '--config', config]);
     const cmd = { workflowId: 'wf-crash', step: 'charge', tool: 'payments.charge', args: { invoiceId: 'INV-crash', amount: 1200 } };
-    const pending = postJson(`${first.url}/v1/effects`, cmd).catch(() => 'connection lost');
+    const pending = postJson(`${first.url}/v1/effects`, cmd, authHeaders(dir, 'agent')).catch(() => 'connection lost');
     await waitFor('the provider to receive the charge', async () => ((await requests(payments)).length > 0 ? true : undefined));
     await first.kill('SIGKILL');
     expect(await pending).toBe('connection lost');
     await waitFor('the provider to commit the held charge', async () => ((await charges(payments)).charges.length === 1 ? true : undefined));
 
-    const second = await spawnEffectd(['--data-dir', dir, '--config', config]);
+    // Without its reconciler the restarted instance shows the unknown and waits for the agent's resubmission.
+    const second = await spawnEffectd(['--data-dir', dir, '--config', config, '--no-reconciler']);
     try {
-      const wf = await getJson(`${second.url}/v1/workflows/wf-crash`);
+      const wf = await getJson(`${second.url}/v1/workflows/wf-crash`, authHeaders(dir, 'agent'));
       const effectId = wf.body.effects[0].effectId as string;
       const state = await waitFor('the lease to run out', async () => {
-        const e = await getJson(`${second.url}/v1/effects/${effectId}`);
+        const e = await getJson(`${second.url}/v1/effects/${effectId}`, authHeaders(dir, 'agent'));
         return e.body.state === 'unknown' ? e.body : undefined;
       }, 10_000, 100);
       expect(state.status).toBe('unknown');
       expect((await charges(payments)).charges).toHaveLength(1);
 
-      const resumed = await postJson(`${second.url}/v1/effects`, cmd);
+      const resumed = await postJson(`${second.url}/v1/effects`, cmd, authHeaders(dir, 'agent'));
       expect(resumed.body.status).toBe('done');
       const sent = await requests(payments);
       expect(sent).toHaveLength(2);

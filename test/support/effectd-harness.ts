@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,15 +15,28 @@ export interface InProcessEffectd {
   runtime: EffectdRuntime;
   server: HttpServer;
   url: string;
+  /** Authorization headers of the default agent and operator credentials. */
+  agent: Record<string, string>;
+  operator: Record<string, string>;
   close(): Promise<void>;
+}
+
+/** The Authorization header of the first credential with that role in `<dataDir>/credentials.json`. */
+export function authHeaders(dataDir: string, role: 'agent' | 'operator'): Record<string, string> {
+  const { credentials } = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as { credentials: { token: string; role: string }[] };
+  const found = credentials.find((c) => c.role === role);
+  if (!found) throw new Error(`no ${role} credential in ${dataDir}`);
+  return { authorization: `Bearer ${found.token}` };
 }
 
 /** effectd (runtime + HTTP ingress) in this process, on a fresh data dir unless given one. */
 export async function startEffectd(options: Partial<RuntimeOptions> = {}): Promise<InProcessEffectd> {
-  const runtime = await createRuntime({ dataDir: options.dataDir ?? tempDir(), ...options });
+  const dataDir = options.dataDir ?? tempDir();
+  const runtime = await createRuntime({ reconcileTickMs: 50, ...options, dataDir });
   const server = await startHttpServer(runtime, 0);
+  runtime.startReconciler();
   return {
-    runtime, server, url: server.url,
+    runtime, server, url: server.url, agent: authHeaders(dataDir, 'agent'), operator: authHeaders(dataDir, 'operator'),
     close: async () => {
       await server.close();
       await runtime.close();
@@ -118,4 +131,26 @@ export async function ensureBuilt(): Promise<void> {
   if (existsSync('dist/src/cli/main.js') && existsSync('dist/src/simulators/main.js') && process.env.EFFECTD_SKIP_BUILD === '1') return;
   const { execFileSync } = await import('node:child_process');
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+}
+
+/**
+ * A config file with the built-in tools re-declared (builtinTools: false) against the given
+ * providers, with per-tool overrides (short timeouts, settle windows, retentions) for fast tests.
+ */
+export function writeToolsConfig(dir: string, providerUrls: Record<string, string>, overrides: Record<string, Record<string, unknown>> = {}): string {
+  const builtin = JSON.parse(readFileSync('config/builtin-tools.json', 'utf8')) as { providers: Record<string, { baseUrl: string }>; tools: { name: string; provider: string }[] };
+  const providers = Object.fromEntries(Object.entries(builtin.providers).map(([name, p]) => [name, { ...p, baseUrl: providerUrls[name] ?? p.baseUrl }]));
+  const tools = builtin.tools.map((tool) => deepMerge(tool, overrides[tool.name] ?? {}));
+  const file = join(dir, `effectd.config.${Date.now()}.${Math.random().toString(36).slice(2, 6)}.json`);
+  writeFileSync(file, JSON.stringify({ builtinTools: false, providers, tools }));
+  return file;
+}
+
+function deepMerge<T>(base: T, patch: Record<string, unknown>): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(patch)) {
+    const current = out[key];
+    out[key] = value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' ? deepMerge(current, value as Record<string, unknown>) : value;
+  }
+  return out as T;
 }

@@ -1,0 +1,71 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Who may call the API. Agents submit commands and read their own tenant's workflows; operators
+ * also list and resolve escalated and terminal effects. Tenant `*` reaches every tenant.
+ */
+export const credential = z.object({
+  token: z.string().min(24, 'tokens must be at least 24 characters'),
+  role: z.enum(['agent', 'operator']),
+  tenant: z.string().min(1),
+  name: z.string().min(1),
+}).strict();
+export type Credential = z.infer<typeof credential>;
+export type Principal = Omit<Credential, 'token'>;
+
+const credentialsFile = z.object({ credentials: z.array(credential).min(1) }).strict();
+
+export interface CredentialSource {
+  credentials: Credential[];
+  file: string;
+  created: boolean;
+}
+
+/**
+ * EFFECTD_CREDENTIALS names a file in production; the embedded default creates
+ * `<dataDir>/credentials.json` (mode 0600) on first start with one agent and one operator.
+ */
+export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = process.env): CredentialSource {
+  const file = env.EFFECTD_CREDENTIALS ?? join(dataDir, 'credentials.json');
+  let created = false;
+  if (!existsSync(file)) {
+    if (env.EFFECTD_CREDENTIALS) throw new Error(`EFFECTD_CREDENTIALS=${file} does not exist`);
+    mkdirSync(dirname(file), { recursive: true });
+    const token = (prefix: string) => `${prefix}_${randomBytes(24).toString('base64url')}`;
+    const initial = { credentials: [
+      { token: token('efd_agent'), role: 'agent', tenant: 'default', name: 'default-agent' },
+      { token: token('efd_operator'), role: 'operator', tenant: '*', name: 'default-operator' },
+    ] };
+    writeFileSync(file, `${JSON.stringify(initial, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    created = true;
+  }
+  const parsed = credentialsFile.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new Error(`${file} is not a valid credentials file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return { credentials: parsed.data.credentials, file, created };
+}
+
+export class CredentialBook {
+  constructor(private readonly credentials: Credential[]) {}
+
+  /** The principal behind a bearer token, compared in constant time. */
+  authenticate(token: string): Principal | undefined {
+    const offered = Buffer.from(token);
+    for (const { token: known, ...principal } of this.credentials) {
+      const expected = Buffer.from(known);
+      if (expected.length === offered.length && timingSafeEqual(expected, offered)) return principal;
+    }
+    return undefined;
+  }
+
+  /** The first credential with that role (the demo plays the default agent). */
+  first(role: Credential['role']): Credential | undefined {
+    return this.credentials.find((c) => c.role === role);
+  }
+}
+
+export function canSeeTenant(principal: Principal, tenant: string): boolean {
+  return principal.tenant === '*' || principal.tenant === tenant;
+}

@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
+import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
+import { decodeOutcome } from '../transport/wire/outcome-codec.js';
+import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
+
+/** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */
+export interface EffectRequest {
+  workflowId: string;
+  /** The step's name or index in the workflow plan, fixed when the step was planned. */
+  step: string | number;
+  tool: string;
+  args: JsonObject;
+  slot?: string;
+  tenant?: string;
+  principal?: string;
+  /** Declares an intentional repeat of an effect with the same content. */
+  repeat?: { reason: string };
+  approval?: { approvalId?: string; approvedBy?: string; policyGeneration?: number };
+  saga?: { sagaId: string; saga?: string; sagaStep?: string };
+  trace?: { traceparent?: string; tracestate?: string };
+}
+
+export type AnswerStatus = 'done' | 'not_done' | 'unknown';
+
+/** The three-state answer. `unknown` is never a failure: re-submit the SAME request to learn the outcome. */
+export interface EffectAnswer {
+  status: AnswerStatus;
+  correlationId: string;
+  message: string;
+  effectId?: string;
+  state?: string;
+  receipt?: string;
+  reason?: string;
+  reference?: string;
+  checking?: string;
+  expectAnswerBy?: string;
+  replayed: boolean;
+  /** Set when effectd refused the command (intent_conflict, invalid_command, unknown_tool). */
+  error?: { code: string; message: string; fields: { path: string; message: string }[] };
+  /** True when no answer arrived in time (or the command could not be handed to Kafka): the status is then unknown. */
+  noAnswer?: boolean;
+  /** With noAnswer: whether Kafka acknowledged the command (then effectd will execute it; only the answer is missing). */
+  accepted?: boolean;
+}
+
+export interface EffectClientOptions {
+  brokers: string[];
+  clientId?: string;
+  commandsTopic?: string;
+  /** Where this client reads answers; when not effectd's default, commands carry it as their reply topic. */
+  outcomesTopic?: string;
+  /** How long submit() waits for an answer before it returns `unknown` (default 30 s). */
+  timeoutMs?: number;
+}
+
+const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
+const DEFAULT_OUTCOMES = 'effectd.outcomes';
+
+interface Waiter {
+  resolve(answer: EffectAnswer): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The agent SDK: publishes effect commands (keyed by workflowId) and awaits their outcomes by
+ * correlation id. It never mints keys: effectd derives the effect's identity and the provider key
+ * from (tenant, workflowId, step, slot). Every submit() ends in an answer, `unknown` on timeout.
+ */
+export class EffectClient {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly accepted = new Set<string>();
+  private closed = false;
+
+  private constructor(
+    private readonly producer: Producer,
+    private readonly consumer: Consumer,
+    private readonly commandsTopic: string,
+    private readonly replyTopic: string | undefined,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static async connect(options: EffectClientOptions): Promise<EffectClient> {
+    const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: logLevel.ERROR, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
+    const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    // Read answers from where the topic ends NOW: seeking there after joining guarantees that no
+    // answer to a command published after connect() is missed, however long the join took.
+    const admin = kafka.admin();
+    await admin.connect();
+    const ends = await admin.fetchTopicOffsets(outcomesTopic).finally(() => admin.disconnect());
+    const consumer = kafka.consumer({ groupId: `effectd-client-${randomUUID()}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [outcomesTopic], fromBeginning: false });
+    const client = new EffectClient(producer, consumer, options.commandsTopic ?? 'effectd.commands', outcomesTopic === DEFAULT_OUTCOMES ? undefined : outcomesTopic, options.timeoutMs ?? 30_000);
+    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    await consumer.run({ eachMessage: async ({ message }) => client.onOutcome(message.value) });
+    await joined;
+    for (const end of ends) consumer.seek({ topic: outcomesTopic, partition: end.partition, offset: end.offset });
+    return client;
+  }
+
+  /** Publishes one command and waits for its answer (or `unknown` after the timeout). */
+  async submit(request: EffectRequest, options: { timeoutMs?: number; correlationId?: string } = {}): Promise<EffectAnswer> {
+    const correlationId = options.correlationId ?? randomUUID();
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    if (this.closed) return noAnswer(correlationId, request, 'the client is closed');
+    const answered = new Promise<EffectAnswer>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(correlationId);
+        resolve({ ...noAnswer(correlationId, request, `no answer from effectd within ${timeoutMs / 1000} s`), accepted: this.accepted.has(correlationId) });
+        this.accepted.delete(correlationId);
+      }, timeoutMs);
+      this.waiters.set(correlationId, { resolve, timer });
+    });
+    try {
+      await this.producer.send({ topic: this.commandsTopic, acks: -1, messages: [{ key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: { 'effectd-correlation-id': correlationId } }] });
+      if (this.waiters.has(correlationId)) this.accepted.add(correlationId);
+    } catch (error) {
+      this.settle(correlationId, { ...noAnswer(correlationId, request, `the command could not be handed to Kafka (${(error as Error).message}); it may or may not have been published`), accepted: false });
+    }
+    return answered;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [correlationId] of this.waiters) this.settle(correlationId, { status: 'unknown', correlationId, replayed: false, noAnswer: true, message: 'unknown: the client closed before effectd answered; submit the same command again to learn its outcome.' });
+    await this.consumer.disconnect().catch(() => {});
+    await this.producer.disconnect().catch(() => {});
+  }
+
+  private onOutcome(value: Buffer | null): void {
+    if (!value || this.waiters.size === 0) return;
+    let outcome: EffectOutcome;
+    try {
+      outcome = decodeOutcome(value.toString('utf8'));
+    } catch {
+      return; // not an outcome this client can read: not ours
+    }
+    if (this.waiters.has(outcome.correlationId)) this.settle(outcome.correlationId, toAnswer(outcome));
+  }
+
+  private settle(correlationId: string, answer: EffectAnswer): void {
+    const waiter = this.waiters.get(correlationId);
+    if (!waiter) return;
+    this.waiters.delete(correlationId);
+    this.accepted.delete(correlationId);
+    clearTimeout(waiter.timer);
+    waiter.resolve(answer);
+  }
+}
+
+export function encodeCommand(request: EffectRequest, correlationId: string, replyTopic?: string): string {
+  return toJsonString(EffectCommandSchema, create(EffectCommandSchema, {
+    tenant: request.tenant ?? '',
+    workflowId: request.workflowId,
+    position: typeof request.step === 'number' ? { case: 'stepIndex', value: request.step } : { case: 'step', value: request.step },
+    slot: request.slot ?? '',
+    tool: request.tool,
+    args: request.args,
+    principal: request.principal ?? '',
+    correlationId,
+    replyTopic: replyTopic ?? '',
+    ...(request.repeat ? { repeat: request.repeat } : {}),
+    ...(request.approval ? { approval: request.approval } : {}),
+    ...(request.saga ? { saga: request.saga } : {}),
+    ...(request.trace ? { trace: request.trace } : {}),
+  }));
+}
+
+function toAnswer(outcome: EffectOutcome): EffectAnswer {
+  const optional = (key: keyof EffectAnswer, value: string) => (value ? { [key]: value } : {});
+  return {
+    status: STATUS[outcome.status] ?? 'unknown',
+    correlationId: outcome.correlationId,
+    message: outcome.message,
+    replayed: outcome.replayed,
+    ...optional('effectId', outcome.effectId),
+    ...optional('state', outcome.state),
+    ...optional('receipt', outcome.receipt),
+    ...optional('reason', outcome.reason),
+    ...optional('reference', outcome.reference),
+    ...optional('checking', outcome.checking),
+    ...(outcome.expectAnswerBy ? { expectAnswerBy: new Date(Number(outcome.expectAnswerBy.seconds) * 1000 + Math.floor(outcome.expectAnswerBy.nanos / 1e6)).toISOString() } : {}),
+    ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message, fields: outcome.error.fields.map((f) => ({ path: f.path, message: f.message })) } } : {}),
+  };
+}
+
+function noAnswer(correlationId: string, request: EffectRequest, why: string): EffectAnswer {
+  return {
+    status: 'unknown', correlationId, replayed: false, noAnswer: true, reason: why,
+    message: `unknown: ${why}, so ${request.tool} (workflow ${request.workflowId}, step ${request.step}) may or may not have happened. Submit the SAME command again (same workflowId and step) to learn its outcome; do not start another ${request.tool} as a new step.`,
+  };
+}

@@ -1,0 +1,72 @@
+import { decideReconcile } from '../core/reconcile-decision.js';
+import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
+import type { ToolRegistry } from '../providers/tool-registry.js';
+import { reconcilePolicy, type Reconciler } from './reconciler.js';
+
+export interface ReconcilerWorkerOptions {
+  tickMs?: number;
+  snapshotEveryMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Owns every open effect: on each tick it catches the projection up and takes the next
+ * reconciliation step for each effect that is due. Work grows with open effects, not history.
+ */
+export class ReconcilerWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private lastSnapshot = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly projection: OpenEffectsProjection,
+    private readonly reconciler: Reconciler,
+    private readonly tools: ToolRegistry,
+    private readonly now: () => number,
+    private readonly options: ReconcilerWorkerOptions = {},
+  ) {}
+
+  /** One pass: catch up, then step every due effect. Returns how many effects it stepped. */
+  async tick(): Promise<number> {
+    await this.projection.catchUp();
+    let stepped = 0;
+    for (const { stream, state } of this.projection.list()) {
+      const tool = this.tools.get(state.declared.tool);
+      if (!tool) continue;
+      const step = decideReconcile(state, this.now(), reconcilePolicy(tool));
+      if (step.kind === 'none' || (step.kind === 'wait' && step.until > this.now())) continue;
+      try {
+        await this.reconciler.step(stream, state.effectId, 'scheduled');
+        stepped++;
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+    }
+    if (this.now() - this.lastSnapshot >= (this.options.snapshotEveryMs ?? 5_000)) {
+      await this.projection.catchUp();
+      this.projection.save();
+      this.lastSnapshot = this.now();
+    }
+    return stepped;
+  }
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .then(() => undefined, (error: unknown) => this.options.onError?.(error))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(loop, this.options.tickMs ?? 200);
+        });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    this.projection.save();
+  }
+}

@@ -1,0 +1,160 @@
+import { agentOutcome, type AgentOutcome } from '../core/agent-outcome.js';
+import { classifyDispatch } from '../core/classify.js';
+import type { DispatchResult } from '../core/dispatch-result.js';
+import { currentAttempt, type EffectState } from '../core/effect-state.js';
+import { isEffectdError } from '../core/errors.js';
+import type { AttemptFinished, AttemptStarted, EffectDeclared, LedgerEvent } from '../core/events.js';
+import { foldWorkflow, type WorkflowState } from '../core/fold.js';
+import { deriveProviderKey, deriveReference } from '../core/identity.js';
+import type { Ledger } from '../ledger/ledger.port.js';
+import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
+import { dispatch as httpDispatch, lookup as httpLookup, type DispatchInput, type LookupResult } from '../providers/http-provider.js';
+import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
+
+export type Dispatcher = (tool: Tool, input: DispatchInput) => Promise<DispatchResult>;
+export type Looker = (tool: Tool, input: DispatchInput) => Promise<LookupResult>;
+
+export interface ShellDeps {
+  ledger: Ledger;
+  tools: ToolRegistry;
+  secret: Buffer;
+  instanceId: string;
+  clock?: () => number;
+  dispatcher?: Dispatcher;
+  looker?: Looker;
+  metrics?: ShellMetrics;
+  /** Added to the tool's timeout to size a claim's lease. */
+  leaseMarginMs?: number;
+}
+
+/** How the shell handled a command, for transports that map it to a status code. */
+export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight' | 'held-unknown';
+
+export interface ShellAnswer {
+  outcome: AgentOutcome;
+  disposition: Disposition;
+}
+
+/** An effect's declaration and tool: what claiming and dispatching it needs. */
+export interface PreparedEffect {
+  tool: Tool;
+  effectId: string;
+  stream: string;
+  declaration: Omit<EffectDeclared, 'at'>;
+}
+
+export const MAX_RACES = 20;
+
+/**
+ * The primitives both the submission path and the reconciler use: read and fold a stream,
+ * append checked events at the revision they were decided on, claim-dispatch-record.
+ */
+export class ShellCore {
+  readonly now: () => number;
+  readonly dispatcher: Dispatcher;
+  readonly looker: Looker;
+  readonly metrics: ShellMetrics;
+  private readonly leaseMarginMs: number;
+
+  constructor(readonly deps: ShellDeps) {
+    this.now = deps.clock ?? Date.now;
+    this.dispatcher = deps.dispatcher ?? httpDispatch;
+    this.looker = deps.looker ?? httpLookup;
+    this.metrics = deps.metrics ?? noopShellMetrics;
+    this.leaseMarginMs = deps.leaseMarginMs ?? 2_000;
+  }
+
+  async read(stream: string): Promise<WorkflowState> {
+    return foldWorkflow((await this.deps.ledger.readStream(stream)).map((r) => r.event));
+  }
+
+  /** Checks the events against the rules, appends them at the revision they were decided on, returns the new state. */
+  async append(stream: string, workflow: WorkflowState, events: LedgerEvent[]): Promise<WorkflowState> {
+    const next = foldWorkflow(events, workflow);
+    const started = performance.now();
+    await this.deps.ledger.append(stream, events, workflow.revision);
+    this.metrics.ledgerAppend(this.deps.ledger.kind, performance.now() - started);
+    return next;
+  }
+
+  /** The effect rebuilt from its declaration, for work that starts from the ledger (reconciler, resend). */
+  prepared(effect: EffectState, stream: string): PreparedEffect | undefined {
+    const tool = this.deps.tools.get(effect.declared.tool);
+    if (!tool) return undefined;
+    const { at: _at, ...declaration } = effect.declared;
+    return { tool, effectId: effect.effectId, stream, declaration };
+  }
+
+  dispatchInput(effect: PreparedEffect, providerKey: string | null): DispatchInput {
+    return { args: effect.declaration.args, providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs };
+  }
+
+  /**
+   * Claims (declaring first if new) with the expected revision, dispatches once, records the outcome.
+   * Returns undefined when the claim lost a race: the caller re-reads and decides again.
+   */
+  async claimAndDispatch(effect: PreparedEffect, workflow: WorkflowState, current: EffectState | undefined): Promise<ShellAnswer | undefined> {
+    const now = this.now();
+    const claim = this.claimEvents(effect, current, now);
+    let claimed: WorkflowState;
+    try {
+      claimed = await this.append(effect.stream, workflow, claim);
+    } catch (error) {
+      if (isEffectdError(error, 'concurrency_conflict')) return undefined;
+      throw error;
+    }
+    return this.dispatchAndRecord(effect, claim[claim.length - 1] as AttemptStarted, claimed);
+  }
+
+  private claimEvents(effect: PreparedEffect, current: EffectState | undefined, now: number): LedgerEvent[] {
+    const events: LedgerEvent[] = [];
+    if (!current) events.push({ ...effect.declaration, at: now });
+    const previous = current ? currentAttempt(current)?.started : undefined;
+    const keyed = effect.tool.keyRetentionMs !== null;
+    // A resend reuses the very key (and its expiry) of the first dispatch; a first dispatch derives it.
+    const providerKey = previous ? previous.providerKey : keyed ? deriveProviderKey(this.deps.secret, effect.effectId, effect.tool.scope(effect.declaration.args)) : null;
+    const keyExpiresAt = previous ? previous.keyExpiresAt : keyed ? now + effect.tool.keyRetentionMs! : null;
+    events.push({
+      type: 'AttemptStarted', v: 1, at: now, effectId: effect.effectId, attempt: (current?.attempts.length ?? 0) + 1,
+      instanceId: this.deps.instanceId, providerKey, leaseUntil: now + effect.tool.spec.timeoutMs + this.leaseMarginMs, keyExpiresAt,
+    });
+    return events;
+  }
+
+  private async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted, claimed: WorkflowState): Promise<ShellAnswer> {
+    const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey));
+    this.metrics.providerCall(effect.tool.name, result.latencyMs);
+    const classification = classifyDispatch(result, effect.tool.classification);
+    this.metrics.attempt(effect.tool.name, classification.outcome);
+    const finished: AttemptFinished = {
+      type: 'AttemptFinished', v: 1, at: this.now(), effectId: effect.effectId, attempt: started.attempt, outcome: classification.outcome,
+      ...(classification.outcome === 'committed' ? { receipt: classification.receipt ?? `ref:${deriveReference(effect.effectId)}` } : {}),
+      ...(classification.httpStatus !== undefined ? { httpStatus: classification.httpStatus } : {}),
+      replayed: classification.replayed, reason: classification.reason, latencyMs: Math.round(result.latencyMs * 1000) / 1000,
+    };
+    // Record before anyone is told. Other effects of the workflow may have appended meanwhile:
+    // then re-read and append again until it lands or the rules say the effect moved on.
+    for (let race = 0; race < MAX_RACES; race++) {
+      const workflow = race === 0 ? claimed : await this.read(effect.stream);
+      try {
+        const recorded = await this.append(effect.stream, workflow, [finished]);
+        return { outcome: this.answer(recorded.effects.get(effect.effectId)!, false), disposition: 'dispatched' };
+      } catch (error) {
+        if (isEffectdError(error, 'concurrency_conflict')) continue;
+        if (isEffectdError(error, 'illegal_transition')) {
+          // Settled meanwhile (a human, or a newer attempt): the ledger's word stands.
+          return { outcome: this.answer(workflow.effects.get(effect.effectId)!, true), disposition: 'replayed' };
+        }
+        throw error;
+      }
+    }
+    throw new Error(`effect ${effect.effectId}: could not record the outcome of attempt ${started.attempt} after ${MAX_RACES} races`);
+  }
+
+  answer(effect: EffectState, replayed: boolean): AgentOutcome {
+    const tool = this.deps.tools.get(effect.declared.tool);
+    const last = currentAttempt(effect)?.started;
+    const expectAnswerAt = last && tool ? Math.max(last.at + tool.spec.settleWindowMs, this.now()) : undefined;
+    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}) });
+  }
+}

@@ -1,0 +1,177 @@
+import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
+import { lastValueFrom } from 'rxjs';
+import { backoffMs, sleep } from './backoff.js';
+import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
+import { CoalescingPublisher } from './coalescing-publisher.js';
+import { deadLetter } from './dead-letter.js';
+import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
+import { completedPrefix, runInKeyedLanes, Semaphore } from './keyed-lanes.js';
+import type { KafkaIngressSettings } from './kafka-settings.js';
+
+export interface IngressMetrics {
+  commandReceived(ingress: string): void;
+  deadLettered(reason: string): void;
+}
+
+/**
+ * The Kafka ingress as a NestJS custom transport over kafkajs. ServerKafka only offers
+ * `eachMessage` (one command at a time per partition); effectd needs many workflows of one
+ * partition in flight at once for throughput, so this strategy consumes with `eachBatch`:
+ *  - a batch's workflows (message keys) run concurrently, one workflow's commands strictly in order;
+ *  - each outcome is published once the shell has recorded it (the shell records before it answers);
+ *  - the partition's offset is committed (next offset, autoCommit off) only for the contiguous prefix
+ *    of commands whose outcome or dead letter was acknowledged by the broker, so everything
+ *    committed is durably in the ledger; anything after a gap is redelivered and replayed.
+ */
+export class KafkaCommandServer extends Server implements CustomTransportStrategy {
+  private readonly kafka: Kafka;
+  private consumer?: Consumer;
+  private producer?: Producer;
+  private publisher?: CoalescingPublisher;
+  private readonly inFlight: Semaphore;
+  private closing = false;
+
+  constructor(private readonly settings: KafkaIngressSettings, private readonly metrics: IngressMetrics, private readonly log: (line: string) => void) {
+    super();
+    this.inFlight = new Semaphore(settings.maxInFlight);
+    this.kafka = new Kafka({
+      clientId: settings.clientId,
+      brokers: settings.brokers,
+      logLevel: logLevel.WARN,
+      logCreator: () => (entry: LogEntry) => this.log(`kafkajs ${logLevel[entry.level]} [${entry.namespace}] ${entry.log.message}${entry.log.error ? ` (${String(entry.log.error)})` : ''}`),
+      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 },
+    });
+  }
+
+  on(): void {
+    /* no transport events are exposed */
+  }
+
+  unwrap<T>(): T {
+    return { consumer: this.consumer, producer: this.producer } as T;
+  }
+
+  listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    this.start().then(() => callback(), (error: unknown) => callback(error));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.consumer?.disconnect().catch(() => {});
+    await this.producer?.disconnect().catch(() => {});
+  }
+
+  private async start(): Promise<void> {
+    if (!this.getHandlerByPattern(EFFECT_COMMAND)) throw new Error(`no handler for ${EFFECT_COMMAND}`);
+    const { topics } = this.settings;
+    this.producer = this.kafka.producer({ allowAutoTopicCreation: false });
+    await this.producer.connect();
+    this.publisher = new CoalescingPublisher(this.producer);
+    this.consumer = this.kafka.consumer({
+      groupId: this.settings.groupId,
+      sessionTimeout: this.settings.sessionTimeoutMs,
+      heartbeatInterval: this.settings.heartbeatIntervalMs,
+      rebalanceTimeout: Math.max(60_000, this.settings.sessionTimeoutMs),
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
+    await this.consumer.connect();
+    // A new group starts at the beginning: commands published before effectd first joined are accepted commands too.
+    await this.consumer.subscribe({ topics: [topics.commands], fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+      eachBatch: (payload) => this.consumeBatch(payload),
+    });
+  }
+
+  private async consumeBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
+    const { topic, partition } = batch;
+    let revoked = false;
+    const beat = async () => {
+      try {
+        await heartbeat();
+      } catch (error) {
+        // REBALANCE_IN_PROGRESS and friends: finish what runs, start nothing new, commit what is done.
+        revoked = true;
+        throw error;
+      }
+    };
+    const lease: CommandLease = { isActive: () => !this.closing && !revoked && isRunning() && !isStale(), heartbeat: beat };
+    const ticker = setInterval(() => void beat().catch(() => {}), this.settings.heartbeatIntervalMs);
+    let completed: boolean[];
+    try {
+      completed = await runInKeyedLanes(batch.messages, (m) => m.key?.toString('latin1') ?? '', async (message) => {
+        if (!lease.isActive()) return false;
+        await this.inFlight.acquire();
+        try {
+          if (!lease.isActive()) return false;
+          return await this.handle(topic, partition, message, lease);
+        } finally {
+          this.inFlight.release();
+        }
+      });
+    } finally {
+      clearInterval(ticker);
+    }
+    const last = completedPrefix(completed);
+    if (last < 0) return;
+    const lastOffset = batch.messages[last]!.offset;
+    resolveOffset(lastOffset);
+    try {
+      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(lastOffset) + 1n).toString() }] }] });
+    } catch (error) {
+      // The partition moved on: its new owner re-reads these commands and the ledger replays them.
+      this.log(`effectd kafka: commit of ${topic}[${partition}]@${lastOffset} failed (${(error as Error).message}); they will be replayed`);
+    }
+  }
+
+  /** True once the command's answer (or dead letter) is acknowledged by the broker. */
+  private async handle(topic: string, partition: number, message: KafkaMessage, lease: CommandLease): Promise<boolean> {
+    this.metrics.commandReceived('kafka');
+    const handler = this.getHandlerByPattern(EFFECT_COMMAND)!;
+    let verdict: CommandVerdict;
+    try {
+      verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
+    } catch {
+      return false; // abandoned (partition revoked, closing): not answered, not committed, redelivered
+    }
+    if (verdict.kind === 'dead-letter') {
+      const parked = deadLetter(this.settings.topics.deadLetters, { topic, partition, message }, verdict.reason, verdict.detail, new Date());
+      if (!(await this.publish(parked.topic, parked, lease))) return false;
+      this.metrics.deadLettered(verdict.reason);
+      this.log(`effectd kafka: ${topic}[${partition}]@${message.offset} → ${this.settings.topics.deadLetters} (${verdict.reason}: ${verdict.detail.slice(0, 300)})`);
+      if (verdict.reply) await this.publishReply(verdict.reply, lease);
+      return true;
+    }
+    return this.publishReply(verdict.reply, lease);
+  }
+
+  private async publishReply(reply: Reply, lease: CommandLease): Promise<boolean> {
+    const outgoing = { key: reply.key, value: reply.value, headers: reply.correlationId ? { 'effectd-correlation-id': reply.correlationId } : {} };
+    const outcomes = this.settings.topics.outcomes;
+    if (reply.topic && reply.topic !== outcomes) {
+      if (await this.publish(reply.topic, { topic: reply.topic, ...outgoing }, lease, 3)) return true;
+      this.log(`effectd kafka: reply topic ${reply.topic} refused the outcome; published to ${outcomes} instead`);
+    }
+    return this.publish(outcomes, { topic: outcomes, ...outgoing }, lease);
+  }
+
+  /** Retries with capped backoff while the partition is ours (a broker restart is an outage to wait out). */
+  private async publish(topic: string, message: Parameters<CoalescingPublisher['publish']>[0], lease: CommandLease, maxTries = Infinity): Promise<boolean> {
+    for (let tries = 0; tries < maxTries; tries++) {
+      try {
+        await this.publisher!.publish({ ...message, topic });
+        return true;
+      } catch (error) {
+        if (!lease.isActive()) return false;
+        this.log(`effectd kafka: publish to ${topic} failed (${(error as Error).message}); retrying`);
+        await sleep(backoffMs(tries, 100, 5_000));
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,31 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { INestMicroservice } from '@nestjs/common';
+import type { EffectdRuntime } from '../../runtime/effectd-runtime.js';
+import { EffectCommandProcessor, type ProcessorOptions } from './effect-command-processor.js';
+import { COMMAND_PROCESSOR, EffectCommandsController } from './effect-commands.controller.js';
+import { KafkaCommandServer } from './kafka-command-server.js';
+import type { KafkaIngressSettings } from './kafka-settings.js';
+
+@Module({})
+class KafkaIngressModule {
+  static forProcessor(processor: EffectCommandProcessor): DynamicModule {
+    return { module: KafkaIngressModule, controllers: [EffectCommandsController], providers: [{ provide: COMMAND_PROCESSOR, useValue: processor }] };
+  }
+}
+
+export interface KafkaIngress {
+  settings: KafkaIngressSettings;
+  close(): Promise<void>;
+}
+
+/** Starts the Kafka ingress (a NestJS microservice on effectd's batching Kafka transport) for one runtime. */
+export async function startKafkaIngress(runtime: EffectdRuntime, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const processor = new EffectCommandProcessor(runtime, { ...options, log });
+  const strategy = new KafkaCommandServer(settings, runtime.metrics, log);
+  const app: INestMicroservice = await NestFactory.createMicroservice(KafkaIngressModule.forProcessor(processor), { strategy, logger: ['error', 'warn'] });
+  await app.listen();
+  return { settings, close: () => app.close() };
+}

@@ -1,0 +1,70 @@
+import { create, fromJsonString, toJsonString } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import type { AgentOutcome, AgentStatus as CoreStatus } from '../../core/agent-outcome.js';
+import type { CommandEnvelope } from './command-codec.js';
+import { AgentStatus, EffectOutcomeSchema, type EffectOutcome } from './effectd/v1/effectd_pb.js';
+
+const TO_WIRE: Record<CoreStatus, AgentStatus> = { done: AgentStatus.DONE, not_done: AgentStatus.NOT_DONE, unknown: AgentStatus.UNKNOWN };
+
+export interface OutcomeAddress extends CommandEnvelope {
+  step?: string;
+  slot?: string;
+}
+
+/** The shell's answer as an effectd.v1.EffectOutcome in proto3 JSON. */
+export function encodeOutcome(outcome: AgentOutcome, address: OutcomeAddress): string {
+  const expect = outcome.expectAnswerBy ? Date.parse(outcome.expectAnswerBy) : NaN;
+  return toJsonString(EffectOutcomeSchema, create(EffectOutcomeSchema, {
+    ...addressFields(address),
+    effectId: outcome.effectId,
+    status: TO_WIRE[outcome.status],
+    state: outcome.state,
+    tool: outcome.tool,
+    target: outcome.target,
+    receipt: outcome.receipt ?? '',
+    reason: outcome.reason ?? '',
+    message: outcome.message,
+    reference: outcome.reference ?? '',
+    checking: outcome.checking ?? '',
+    ...(Number.isFinite(expect) ? { expectAnswerBy: timestampFromMs(expect) } : {}),
+    replayed: outcome.replayed,
+  }));
+}
+
+export interface CommandRefusal {
+  code: string;
+  message: string;
+  effectId?: string;
+  fields?: { path: string; message: string }[];
+}
+
+/**
+ * The answer to a command that was refused before it was acted on (a changed intent on a declared
+ * step, or a command that does not validate). Status not_done: THIS command did nothing.
+ */
+export function encodeRefusal(refusal: CommandRefusal, address: OutcomeAddress): string {
+  return toJsonString(EffectOutcomeSchema, create(EffectOutcomeSchema, {
+    ...addressFields(address),
+    effectId: refusal.effectId ?? '',
+    status: AgentStatus.NOT_DONE,
+    reason: refusal.code,
+    message: `not_done: this command was refused (${refusal.code}): ${refusal.message}`,
+    error: { code: refusal.code, message: refusal.message, fields: refusal.fields ?? [] },
+  }));
+}
+
+export function decodeOutcome(text: string): EffectOutcome {
+  // Newer effectd versions may add fields: an older client must still read the answer.
+  return fromJsonString(EffectOutcomeSchema, text, { ignoreUnknownFields: true });
+}
+
+function addressFields(address: OutcomeAddress) {
+  return {
+    correlationId: address.correlationId ?? '',
+    tenant: address.tenant ?? '',
+    workflowId: address.workflowId ?? '',
+    step: address.step ?? '',
+    slot: address.slot ?? '',
+    ...(address.trace ? { trace: address.trace } : {}),
+  };
+}

@@ -1,0 +1,151 @@
+// The Kafka ingress on the real broker (npm run services:up), PostgreSQL ledger in a fresh schema,
+// topics and group of this run only.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
+import { EffectClient } from '../../src/sdk/index.js';
+import type { RunningSimulator } from '../../src/simulators/server.js';
+import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
+import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
+import { getJson, startPayments, tempDir } from '../support/effectd-harness.js';
+import { createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, withAdmin, type RunTopics } from '../support/kafka-harness.js';
+import { kafkaBrokers } from '../support/services.js';
+
+interface Charge { id: string; metadata: Record<string, string> }
+const chargesFor = async (sim: RunningSimulator, invoiceId: string) =>
+  ((await getJson(`${sim.url}/_oracle/state`)).body as { charges: Charge[] }).charges.filter((c) => c.metadata.invoice_id === invoiceId);
+const postedCharges = async (sim: RunningSimulator) =>
+  ((await getJson(`${sim.url}/_admin/requests`)).body as { requests: { method: string; path: string }[] }).requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/charges')).length;
+
+describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
+  const run = runId('kin');
+  const schema = freshPostgresSchema(run);
+  let topics: RunTopics;
+  let payments: RunningSimulator;
+  let runtime: EffectdRuntime;
+  let ingress: KafkaIngress;
+  let client: EffectClient;
+  let n = 0;
+  const charge = (invoiceId = `INV-${run}-${++n}`, workflowId = `wf-${run}-${n}`) => ({ workflowId, step: 1, tool: 'payments.charge', principal: 'agent:test', args: { invoiceId, amount: 4900 } });
+
+  beforeAll(async () => {
+    topics = await createRunTopics(run);
+    payments = await startPayments();
+    runtime = await createRuntime({ dataDir: tempDir(), ledgerUrl: schema.url, providerUrls: { payments: payments.url } });
+    const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` });
+    ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: () => {} });
+    client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 20_000 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await ingress?.close();
+    await runtime?.close();
+    await payments?.close();
+    await topics?.drop();
+    await schema.drop();
+  });
+
+  it('a command published by EffectClient is executed once and its outcome arrives', async () => {
+    const cmd = charge();
+    const answer = await client.submit(cmd);
+    expect(answer).toMatchObject({ status: 'done', state: 'committed', replayed: false });
+    expect(answer.receipt).toMatch(/^ch_/);
+    expect(answer.effectId).toMatch(/^eff_/);
+    const truth = await chargesFor(payments, cmd.args.invoiceId);
+    expect(truth.map((c) => c.id)).toEqual([answer.receipt]);
+    const timeline = (await runtime.ledger.readStream(`workflow-default-${cmd.workflowId}`)).map((r) => r.event.type);
+    expect(timeline).toEqual(['EffectDeclared', 'AttemptStarted', 'AttemptFinished']);
+  });
+
+  it('the same command published twice executes once: one charge at the provider, the second answer replayed', async () => {
+    const cmd = charge();
+    const before = await postedCharges(payments);
+    const [first, second] = await Promise.all([client.submit(cmd), client.submit(cmd)]);
+    expect([first.status, second.status]).toEqual(['done', 'done']);
+    expect(first.receipt).toBe(second.receipt);
+    expect([first.replayed, second.replayed].sort()).toEqual([false, true]);
+    const third = await client.submit({ ...cmd, args: { ...cmd.args, amount: '49.00 USD' } });
+    expect(third).toMatchObject({ status: 'done', replayed: true, receipt: first.receipt });
+    expect(await chargesFor(payments, cmd.args.invoiceId)).toHaveLength(1);
+    expect((await postedCharges(payments)) - before).toBe(1);
+  });
+
+  it('a changed intent on the same step is answered (not dead-lettered) as refused: intent_conflict, nothing sent', async () => {
+    const cmd = charge();
+    expect((await client.submit(cmd)).status).toBe('done');
+    const changed = await client.submit({ ...cmd, args: { ...cmd.args, amount: 5000 } });
+    expect(changed).toMatchObject({ status: 'not_done', error: { code: 'intent_conflict' } });
+    expect(changed.message).toMatch(/new step/);
+    expect(await chargesFor(payments, cmd.args.invoiceId)).toHaveLength(1);
+  });
+
+  it('malformed messages land in the DLQ with their reason and original bytes, and the next message on that partition is still processed', async () => {
+    const workflowId = `wf-${run}-dlq`;
+    const producer = testKafka().producer();
+    await producer.connect();
+    const garbage = Buffer.from([0xff, 0x00, 0x7b, 0x22]);
+    const unknownField = JSON.stringify({ workflowId, step: '1', tool: 'payments.charge', args: { invoiceId: 'X', amount: 1 }, amountInCents: 1 });
+    const badArgs = JSON.stringify({ workflowId, step: '2', tool: 'payments.charge', args: { invoiceId: 'X' }, correlationId: `corr-${run}-bad` });
+    const sent = await producer.send({ topic: topics.commands, acks: -1, messages: [garbage, unknownField, badArgs].map((value) => ({ key: workflowId, value })) });
+    await producer.disconnect();
+    const partition = sent[0]!.partition;
+    const firstOffset = BigInt(sent[0]!.baseOffset!);
+
+    // The same key, so the same partition, right behind the three bad ones.
+    const cmd = charge(`INV-${run}-after-dlq`, workflowId);
+    const answer = await client.submit({ ...cmd, step: 3 });
+    expect(answer.status).toBe('done');
+
+    const parked = await readTopic(topics.deadLetters, (records) => records.length >= 3);
+    expect(parked).toHaveLength(3);
+    expect(parked.map((r) => r.message.value)).toEqual([garbage, Buffer.from(unknownField), Buffer.from(badArgs)]);
+    const reasons = parked.map((r) => JSON.parse(header(r.message.headers, 'effectd-dlq-reason')!) as { reason: string; detail: string });
+    expect(reasons.map((r) => r.reason)).toEqual(['undecodable', 'undecodable', 'invalid_command']);
+    expect(reasons[1]!.detail).toMatch(/amountInCents/);
+    expect(reasons[2]!.detail).toMatch(/args\.amount/);
+    parked.forEach((r, i) => {
+      expect(r.message.key?.toString()).toBe(workflowId);
+      expect(header(r.message.headers, 'effectd-original-topic')).toBe(topics.commands);
+      expect(header(r.message.headers, 'effectd-original-partition')).toBe(String(partition));
+      expect(header(r.message.headers, 'effectd-original-offset')).toBe((firstOffset + BigInt(i)).toString());
+    });
+
+    const metrics = await runtime.metrics.registry.metrics();
+    expect(metrics).toMatch(/effectd_commands_dead_lettered_total\{reason="undecodable"\} 2/);
+    expect(metrics).toMatch(/effectd_commands_dead_lettered_total\{reason="invalid_command"\} 1/);
+    expect(metrics).toMatch(/effectd_commands_received_total\{ingress="kafka"\} [1-9]/);
+  });
+
+  it('a command that fails validation is also answered to its sender (not_done, with the field), besides the dead letter', async () => {
+    const cmd = charge();
+    const answer = await client.submit({ ...cmd, args: { invoiceId: cmd.args.invoiceId } });
+    expect(answer).toMatchObject({ status: 'not_done', error: { code: 'invalid_command' } });
+    expect(answer.error!.fields.map((f) => f.path)).toContain('args.amount');
+    const unknownTool = await client.submit({ ...charge(), tool: 'payments.teleport' });
+    expect(unknownTool).toMatchObject({ status: 'not_done', error: { code: 'unknown_tool' } });
+  });
+
+  it('commits the offset of every handled command (next offset), so a restart re-reads nothing settled', async () => {
+    const ends = await withAdmin((admin) => admin.fetchTopicOffsets(topics.commands));
+    const committed = await withAdmin(async (admin) => {
+      for (let i = 0; i < 100; i++) {
+        const [offsets] = await admin.fetchOffsets({ groupId: ingress.settings.groupId, topics: [topics.commands] });
+        const byPartition = new Map(offsets!.partitions.map((p) => [p.partition, p.offset]));
+        if (ends.every((e) => e.high === '0' || byPartition.get(e.partition) === e.high)) return byPartition;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('offsets not committed');
+    });
+    for (const end of ends) if (end.high !== '0') expect(committed.get(end.partition)).toBe(end.high);
+  });
+
+  it('a submit nobody answers returns unknown (accepted by Kafka), never throws', async () => {
+    const idle = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.idle, outcomesTopic: topics.outcomes });
+    try {
+      const answer = await idle.submit(charge(), { timeoutMs: 500 });
+      expect(answer).toMatchObject({ status: 'unknown', noAnswer: true, accepted: true });
+      expect(answer.message).toMatch(/Submit the SAME command again/);
+    } finally {
+      await idle.close();
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { Kafka, logLevel, type Admin, type IHeaders, type KafkaMessage } from 'kafkajs';
+import pg from 'pg';
+import type { KafkaTopics } from '../../src/transport/kafka/kafka-settings.js';
+import { kafkaBrokers, testPostgresUrl } from './services.js';
+
+/** A short id for this run: topics, groups, schemas and workflow ids carry it, so runs never see each other's data. */
+export function runId(label: string): string {
+  return `${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+export function testKafka(clientId = 'effectd-test'): Kafka {
+  return new Kafka({ clientId, brokers: kafkaBrokers(), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 3_000 } });
+}
+
+export interface RunTopics extends KafkaTopics {
+  /** A commands topic nobody consumes (for timeout tests). */
+  idle: string;
+  drop(): Promise<void>;
+}
+
+/** Fresh commands(6) / outcomes(6) / dlq(1) topics for one test file; `drop()` deletes them. */
+export async function createRunTopics(run: string): Promise<RunTopics> {
+  const names = { commands: `effectd.commands.${run}`, outcomes: `effectd.outcomes.${run}`, deadLetters: `effectd.dlq.${run}`, idle: `effectd.idle.${run}` };
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: names.commands, numPartitions: 6, replicationFactor: 1 },
+        { topic: names.outcomes, numPartitions: 6, replicationFactor: 1 },
+        { topic: names.deadLetters, numPartitions: 1, replicationFactor: 1 },
+        { topic: names.idle, numPartitions: 1, replicationFactor: 1 },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return {
+    ...names,
+    drop: async () => {
+      const a = testKafka().admin();
+      await a.connect();
+      await a.deleteTopics({ topics: Object.values(names) }).catch(() => {});
+      await a.disconnect();
+    },
+  };
+}
+
+/** `postgres://…/effectd_test?schema=<fresh>` plus a way to drop that schema afterwards. */
+export function freshPostgresSchema(run: string): { url: string; schema: string; drop(): Promise<void> } {
+  const schema = `t_${run.replace(/[^a-z0-9]/g, '_')}`;
+  const base = testPostgresUrl();
+  return {
+    url: `${base}${base.includes('?') ? '&' : '?'}schema=${schema}`,
+    schema,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+export interface ReadRecord {
+  partition: number;
+  message: KafkaMessage;
+}
+
+/** Reads a topic from the beginning with a throwaway group until `until` is satisfied. */
+export async function readTopic(topic: string, until: (records: ReadRecord[]) => boolean, timeoutMs = 15_000): Promise<ReadRecord[]> {
+  const consumer = testKafka().consumer({ groupId: runId('reader'), maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  const records: ReadRecord[] = [];
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out reading ${topic}: ${records.length} records`)), timeoutMs);
+      void consumer.run({
+        eachMessage: async ({ partition, message }) => {
+          records.push({ partition, message });
+          if (until(records)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
+export const header = (headers: IHeaders | undefined, name: string): string | undefined => {
+  const value = headers?.[name];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value[0]?.toString() : value.toString();
+};
+
+export async function withAdmin<T>(fn: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export interface KafkaEffectdProcess {
+  child: ChildProcess;
+  pid: number;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `effectd start --no-http --kafka …` as its own OS process (compiled dist/); resolves once it consumes. */
+export function spawnKafkaEffectd(args: string[], env: Record<string, string>): Promise<KafkaEffectdProcess> {
+  const child = spawn(process.execPath, ['bin/effectd.js', 'start', '--no-http', '--kafka', kafkaBrokers().join(','), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`effectd did not start consuming within 30 s: ${output}`)), 30_000);
+    child.once('exit', (code, signal) => reject(new Error(`effectd exited (${code ?? signal}): ${output}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output += `${line}\n`;
+      if (!/effectd consuming /.test(line)) return;
+      clearTimeout(timer);
+      resolve({
+        child, pid: child.pid!, output: () => output,
+        kill: (signal = 'SIGKILL') => new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          child.once('exit', () => done());
+          child.kill(signal);
+        }),
+      });
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { agentOutcome } from '../../src/core/agent-outcome.js';
+import { effectCommand } from '../../src/core/effect-command.js';
+import { encodeCommand } from '../../src/sdk/effect-client.js';
+import { decodeCommand } from '../../src/transport/wire/command-codec.js';
+import { decodeOutcome, encodeOutcome, encodeRefusal } from '../../src/transport/wire/outcome-codec.js';
+import { AgentStatus } from '../../src/transport/wire/effectd/v1/effectd_pb.js';
+
+const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+
+describe('wire codec (proto3 canonical JSON)', () => {
+  it('decodes a command into the shell\'s input; stepIndex 3 and step "3" are the same step', () => {
+    const byIndex = decodeCommand(bytes({ workflowId: 'wf-1', stepIndex: 3, tool: 'payments.charge', args: { invoiceId: 'I', amount: 4900 }, correlationId: 'c1', replyTopic: 'replies', trace: { traceparent: '00-abc-def-01' } }));
+    const byName = decodeCommand(bytes({ workflow_id: 'wf-1', step: '3', tool: 'payments.charge', args: { invoiceId: 'I', amount: 4900 } }));
+    expect(byIndex.ok && byName.ok).toBe(true);
+    if (!byIndex.ok || !byName.ok) return;
+    expect(effectCommand.parse(byIndex.command)).toMatchObject({ tenant: 'default', workflowId: 'wf-1', step: '3', slot: '0', principal: 'anonymous', replyTopic: 'replies' });
+    expect(effectCommand.parse(byName.command).step).toBe('3');
+    expect(byIndex.envelope).toEqual({ workflowId: 'wf-1', correlationId: 'c1', replyTopic: 'replies', trace: { traceparent: '00-abc-def-01' } });
+  });
+
+  it('leaves proto3 empty defaults absent, so zod names the missing fields', () => {
+    const decoded = decodeCommand(bytes({ tool: 'payments.charge' }));
+    expect(decoded.ok).toBe(true);
+    if (!decoded.ok) return;
+    const parsed = effectCommand.safeParse(decoded.command);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => i.path.join('.'))).toEqual(expect.arrayContaining(['workflowId', 'step', 'args']));
+  });
+
+  it('refuses what is not the schema: not JSON, unknown fields, a number where a string belongs; keeps the sender\'s correlation id when it can', () => {
+    expect(decodeCommand(null)).toMatchObject({ ok: false });
+    expect(decodeCommand(Buffer.from([0xff, 0xfe]))).toMatchObject({ ok: false, envelope: {} });
+    const unknown = decodeCommand(bytes({ workflowId: 'w', correlationId: 'c9', amountInCents: 1 }));
+    expect(unknown).toMatchObject({ ok: false, envelope: { workflowId: 'w', correlationId: 'c9' } });
+    expect(!unknown.ok && unknown.detail).toMatch(/amountInCents/);
+    expect(decodeCommand(bytes({ workflowId: 'w', slot: 2 }))).toMatchObject({ ok: false });
+  });
+
+  it('the SDK encodes what the transport decodes (approval, saga, repeat included)', () => {
+    const text = encodeCommand({ workflowId: 'w', step: 'charge', tool: 't', args: { a: 1 }, repeat: { reason: 'monthly' }, approval: { approvalId: 'ap-1', policyGeneration: 4 }, saga: { sagaId: 's-1', saga: 'trip' } }, 'corr', 'my.replies');
+    const decoded = decodeCommand(Buffer.from(text));
+    expect(decoded.ok).toBe(true);
+    if (!decoded.ok) return;
+    expect(effectCommand.parse(decoded.command)).toMatchObject({ workflowId: 'w', step: 'charge', repeat: { reason: 'monthly' }, approval: { approvalId: 'ap-1', policyGeneration: 4 }, saga: { sagaId: 's-1', saga: 'trip' }, correlationId: 'corr', replyTopic: 'my.replies' });
+  });
+
+  it('encodes the three-state outcome and refusals as effectd.v1.EffectOutcome', () => {
+    const declared = { type: 'EffectDeclared', v: 1, at: 1_000, effectId: 'eff_1', tenant: 'default', workflowId: 'w', step: '1', slot: '0', tool: 'payments.charge', contractVersion: 1, intentDigest: 'd', args: {}, target: 'invoice I', principal: 'p' } as const;
+    const unknown = agentOutcome({ effectId: 'eff_1', declared, recordedStatus: 'unknown', attempts: [], checks: [], lastEventAt: 1_000 }, { now: 2_000, replayed: false, expectAnswerAt: Date.UTC(2030, 0, 1) });
+    const wire = decodeOutcome(encodeOutcome(unknown, { correlationId: 'c', workflowId: 'w', step: '1', slot: '0' }));
+    expect(wire).toMatchObject({ status: AgentStatus.UNKNOWN, effectId: 'eff_1', correlationId: 'c', reference: 'eff_1' });
+    expect(JSON.parse(encodeOutcome(unknown, {})).expectAnswerBy).toBe('2030-01-01T00:00:00Z');
+    expect(JSON.parse(encodeOutcome(unknown, {})).status).toBe('AGENT_STATUS_UNKNOWN');
+    const refused = decodeOutcome(encodeRefusal({ code: 'intent_conflict', message: 'changed', effectId: 'eff_1' }, { correlationId: 'c' }));
+    expect(refused).toMatchObject({ status: AgentStatus.NOT_DONE, error: { code: 'intent_conflict' } });
+  });
+});
