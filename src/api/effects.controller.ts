@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { agentOutcome } from '../core/agent-outcome.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError } from '../core/errors.js';
+import { isEffectEvent } from '../core/events.js';
 import { workflowStream } from '../core/streams.js';
 import { canSeeTenant, type Principal } from '../runtime/credentials.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
@@ -76,8 +77,19 @@ export class EffectsController {
   /** The effect with its whole history: every intent, attempt, check, escalation and resolution, in order. */
   private async detailed(effect: EffectState) {
     const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
-    const events = (await this.runtime.ledger.readStream(stream)).map((r) => r.event).filter((e) => e.effectId === effect.effectId);
+    const events = (await this.runtime.ledger.readStream(stream)).map((r) => r.event).filter((e) => isEffectEvent(e) && e.effectId === effect.effectId);
     return { ...this.view(effect), args: effect.declared.args, evidence: events.map((e) => ({ at: new Date(e.at).toISOString(), type: e.type, summary: describeEvent(e) })) };
+  }
+
+  /** An operator lets a held effect go (the repeat the agent should have declared): it is dispatched now. */
+  @Post(':effectId/release')
+  @OperatorOnly()
+  @HttpCode(200)
+  async release(@Param('effectId') effectId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
+    const reason = (body as { reason?: unknown } | undefined)?.reason;
+    if (typeof reason !== 'string' || reason.trim() === '') throw new EffectdError('invalid_command', 'a release needs a "reason": why this is a separate effect and not a duplicate', { fields: [{ path: 'reason', message: 'required' }] });
+    const answer = await this.runtime.shell.release(await this.visible(effectId, principal), principal.name, reason);
+    return answer.outcome;
   }
 
   private async visible(effectId: string, principal: Principal): Promise<EffectState> {

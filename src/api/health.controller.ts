@@ -1,5 +1,4 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { effectStatus } from '../core/effect-state.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { RUNTIME } from './runtime.token.js';
 
@@ -14,11 +13,7 @@ export class HealthController {
 
   @Get('metrics')
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
-  async metrics() {
-    await this.runtime.effectStates.refresh();
-    const counts = this.runtime.effectStates.countByState(this.runtime.now(), effectStatus);
-    this.runtime.metrics.effects.reset();
-    for (const [state, count] of Object.entries(counts)) this.runtime.metrics.effects.set({ state }, count);
-    return this.runtime.metrics.registry.metrics();
+  metrics() {
+    return this.runtime.metrics.scrape();
   }
 }

@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { CredentialBook } from '../runtime/credentials.js';
 import { AuthGuard } from './auth.guard.js';
+import { DecisionsController } from './decisions.controller.js';
 import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
 import { HealthController } from './health.controller.js';
@@ -17,7 +18,7 @@ class ApiModule {
   static forRuntime(runtime: EffectdRuntime): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [EffectsController, WorkflowsController, HealthController],
+      controllers: [EffectsController, WorkflowsController, DecisionsController, HealthController],
       providers: [{ provide: RUNTIME, useValue: runtime }, { provide: CredentialBook, useValue: runtime.credentials }, AuthGuard],
     };
   }

@@ -1,11 +1,12 @@
 import { isEffectdError } from '../core/errors.js';
+import { benchCommand } from './bench.command.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 import { demoCommand } from './demo.command.js';
 import { effectsCommand } from './effects.command.js';
 import { resolveCommand } from './resolve.command.js';
 import { startCommand } from './start.command.js';
 
-const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand];
+const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand, benchCommand];
 
 function overview(): string {
   const lines = commands.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');

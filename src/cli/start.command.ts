@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
+import { watchKafkaLag } from '../metrics/kafka-lag.js';
 import { createRuntime } from '../runtime/effectd-runtime.js';
 import { startKafkaIngress } from '../transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../transport/kafka/kafka-settings.js';
@@ -18,6 +19,7 @@ export const startCommand: CommandSpec = {
     kafka: { type: 'string' },
     group: { type: 'string' },
     'no-http': { type: 'boolean' },
+    'no-reconciler': { type: 'boolean' },
   },
   optionHelp: [
     ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
@@ -38,6 +40,7 @@ export const startCommand: CommandSpec = {
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
     if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, /healthz, /metrics)`);
     const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
+    const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands] }) : undefined;
     if (kafka) {
       const { brokers, groupId, topics } = kafka.settings;
       console.log(`effectd consuming ${topics.commands} from ${brokers.join(',')} as group ${groupId}  (outcomes → ${topics.outcomes} or the command's replyTopic, dead letters → ${topics.deadLetters})`);
@@ -51,6 +54,7 @@ export const startCommand: CommandSpec = {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+    await kafkaLag?.close();
     await kafka?.close();
     await server?.close();
     await runtime.close();

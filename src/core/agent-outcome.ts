@@ -33,6 +33,8 @@ export interface OutcomeContext {
   replayed: boolean;
   /** When the next answer is expected for an unknown effect (e.g. the end of the contract's settle window). */
   expectAnswerAt?: number;
+  /** For a held effect: the effect of the same content it was held against. */
+  matched?: EffectState;
 }
 
 export function agentOutcome(effect: EffectState, context: OutcomeContext): AgentOutcome {
@@ -40,6 +42,8 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
   const { tool, target } = effect.declared;
   const base = { effectId: effect.effectId, state, tool, target, replayed: context.replayed };
   switch (state) {
+    case 'held':
+      return heldOutcome(effect, base, context);
     case 'committed':
       return { ...base, status: 'done', receipt: effect.receipt, reason: effect.reason, message: `done: ${tool} for ${target} happened (receipt ${effect.receipt ?? 'recorded'}).` };
     case 'failed_before_effect':
@@ -62,4 +66,22 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
       };
     }
   }
+}
+
+function heldOutcome(effect: EffectState, base: Omit<AgentOutcome, 'status' | 'message'>, context: OutcomeContext): AgentOutcome {
+  const { tool, target, step } = effect.declared;
+  const held = effect.heldBy!;
+  const matched = context.matched;
+  const matchedState = matched ? effectStatus(matched, context.now) : undefined;
+  if (matched && matchedState === 'committed') {
+    return {
+      ...base, status: 'done', receipt: matched.receipt, reason: `same content as step ${held.step}`, reference: matched.effectId,
+      message: `already done: ${tool} for ${target} happened in step ${held.step} (receipt ${matched.receipt ?? 'recorded'}); nothing was sent for step ${step}. To do it again on purpose, resubmit with "repeat": {"reason": "…"}.`,
+    };
+  }
+  return {
+    ...base, status: 'unknown', reason: `same content as step ${held.step}, which is ${matchedState ?? 'not confirmed yet'}`, reference: held.effectId,
+    checking: `whether step ${held.step} (${held.effectId}) happened`,
+    message: `being checked: ${tool} for ${target} from step ${held.step} is not confirmed yet (reference ${held.effectId}); nothing was sent for step ${step}. Do not start another ${tool} for ${target}.`,
+  };
 }

@@ -8,7 +8,9 @@ export type EffectStatus =
   | 'failed_before_effect'
   | 'terminal_failure'
   | 'unknown'
-  | 'escalated';
+  | 'escalated'
+  /** A new step whose business content matches an effect that is done or still open: never dispatched unless released. */
+  | 'held';
 
 export const SETTLED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect', 'terminal_failure']);
 
@@ -30,6 +32,9 @@ export interface EffectState {
   unknownSince?: number;
   settledAt?: number;
   resolvedBy?: string;
+  /** For a held effect: the effect of the same content it was held against. */
+  heldBy?: { effectId: string; step: string; scope: 'workflow' | 'tenant'; workflowId?: string };
+  releasedBy?: string;
   lastEventAt: number;
 }
 

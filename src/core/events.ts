@@ -24,6 +24,8 @@ export const effectDeclared = z.object({
   target: z.string(),
   principal: z.string(),
   repeat: z.object({ reason: z.string() }).optional(),
+  /** Digest of tool + target + the tool's business fields: what the content index compares. */
+  contentKey: z.string().optional(),
 });
 
 export const attemptStarted = z.object({
@@ -76,16 +78,59 @@ export const effectResolved = z.object({
   reason: z.string(),
 });
 
-export const ledgerEvent = z.discriminatedUnion('type', [
+/** A new step matched an effect of the same business content that is done or still open: nothing is sent. */
+export const effectHeld = z.object({
+  type: z.literal('EffectHeld'),
+  ...base,
+  matchedEffectId: z.string(),
+  matchedStep: z.string(),
+  /** Set when the match is in another workflow of the tenant. */
+  matchedWorkflowId: z.string().optional(),
+  scope: z.enum(['workflow', 'tenant']),
+});
+
+/** An operator (or effectd, when the matched effect proved not to have happened) lets a held effect go. */
+export const effectReleased = z.object({
+  type: z.literal('EffectReleased'),
+  ...base,
+  releasedBy: z.string(),
+  reason: z.string(),
+});
+
+/**
+ * The model's decision for a step, journaled by the harness before acting, so a resumed task
+ * replays it instead of asking the model again. A workflow-level event: it names no effect.
+ */
+export const decisionRecorded = z.object({
+  type: z.literal('DecisionRecorded'),
+  v: z.literal(1),
+  at: z.number().int().nonnegative(),
+  step: z.string().min(1),
+  tool: z.string().min(1),
+  args: z.record(z.string(), z.unknown()),
+  /** Which model (and prompt version) decided, for the people reading the timeline. */
+  decidedBy: z.string().optional(),
+});
+
+export const effectEvent = z.discriminatedUnion('type', [
   effectDeclared,
   attemptStarted,
   attemptFinished,
   reconciliationChecked,
   effectEscalated,
   effectResolved,
+  effectHeld,
+  effectReleased,
 ]);
 
+export const ledgerEvent = z.discriminatedUnion('type', [...effectEvent.options, decisionRecorded]);
+
 export type LedgerEvent = z.infer<typeof ledgerEvent>;
+export type EffectEvent = z.infer<typeof effectEvent>;
+export type WorkflowEvent = Exclude<LedgerEvent, EffectEvent>;
+export type EffectHeld = z.infer<typeof effectHeld>;
+export type EffectReleased = z.infer<typeof effectReleased>;
+export type DecisionRecorded = z.infer<typeof decisionRecorded>;
 export type EffectDeclared = z.infer<typeof effectDeclared>;
 export type AttemptStarted = z.infer<typeof attemptStarted>;
 export type AttemptFinished = z.infer<typeof attemptFinished>;
@@ -93,6 +138,10 @@ export type ReconciliationChecked = z.infer<typeof reconciliationChecked>;
 export type EffectEscalated = z.infer<typeof effectEscalated>;
 export type EffectResolved = z.infer<typeof effectResolved>;
 export type LedgerEventType = LedgerEvent['type'];
+
+export function isEffectEvent(event: LedgerEvent): event is EffectEvent {
+  return 'effectId' in event;
+}
 
 /** Parses an event read back from storage; a malformed one is a corrupted ledger, never skipped. */
 export function decodeLedgerEvent(type: string, data: unknown): LedgerEvent {

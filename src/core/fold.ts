@@ -1,30 +1,39 @@
 import { IllegalTransitionError } from './errors.js';
 import { currentAttempt, effectStatus, SETTLED, type EffectState } from './effect-state.js';
-import type { LedgerEvent } from './events.js';
+import { isEffectEvent, type DecisionRecorded, type EffectEvent, type LedgerEvent, type WorkflowEvent } from './events.js';
 
 export interface WorkflowState {
   effects: ReadonlyMap<string, EffectState>;
+  /** The model's journaled decisions, by step. */
+  decisions: ReadonlyMap<string, DecisionRecorded>;
   /** Stream revision of the last folded event; -1 for an empty stream. */
   revision: number;
 }
 
-export const emptyWorkflow: WorkflowState = { effects: new Map(), revision: -1 };
+export const emptyWorkflow: WorkflowState = { effects: new Map(), decisions: new Map(), revision: -1 };
 
 /** The pure fold of a workflow stream. Throws IllegalTransitionError on an event the rules forbid. */
 export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowState = emptyWorkflow): WorkflowState {
   const effects = new Map(initial.effects);
-  for (const event of events) effects.set(event.effectId, evolveEffect(effects.get(event.effectId), event));
-  return { effects, revision: initial.revision + events.length };
+  const decisions = new Map(initial.decisions);
+  for (const event of events) {
+    if (isEffectEvent(event)) effects.set(event.effectId, evolveEffect(effects.get(event.effectId), event));
+    else evolveWorkflow(decisions, event);
+  }
+  return { effects, decisions, revision: initial.revision + events.length };
 }
 
-export function applyEvent(state: WorkflowState, event: LedgerEvent): WorkflowState {
-  const effects = new Map(state.effects);
-  effects.set(event.effectId, evolveEffect(state.effects.get(event.effectId), event));
-  return { effects, revision: state.revision + 1 };
+function evolveWorkflow(decisions: Map<string, DecisionRecorded>, event: WorkflowEvent): void {
+  switch (event.type) {
+    case 'DecisionRecorded':
+      if (decisions.has(event.step)) throw new IllegalTransitionError(`step ${event.step}`, 'decided', event.type, 'a step is decided once; replay the recorded decision');
+      decisions.set(event.step, event);
+      return;
+  }
 }
 
 /** Applies one event to one effect, enforcing the transition rules of DESIGN.md. */
-export function evolveEffect(effect: EffectState | undefined, event: LedgerEvent): EffectState {
+export function evolveEffect(effect: EffectState | undefined, event: EffectEvent): EffectState {
   if (event.type === 'EffectDeclared') {
     if (effect) throw new IllegalTransitionError(event.effectId, effect.recordedStatus, event.type, 'already declared');
     return { effectId: event.effectId, declared: event, recordedStatus: 'declared', attempts: [], checks: [], lastEventAt: event.at };
@@ -38,6 +47,19 @@ export function evolveEffect(effect: EffectState | undefined, event: LedgerEvent
   const next: EffectState = { ...effect, lastEventAt: event.at };
 
   switch (event.type) {
+    case 'EffectHeld': {
+      if (from !== 'declared' || effect.attempts.length > 0) reject('only a new, never dispatched effect is held');
+      next.recordedStatus = 'held';
+      next.heldBy = { effectId: event.matchedEffectId, step: event.matchedStep, scope: event.scope, ...(event.matchedWorkflowId ? { workflowId: event.matchedWorkflowId } : {}) };
+      return next;
+    }
+    case 'EffectReleased': {
+      if (from !== 'held') reject('only a held effect is released');
+      next.recordedStatus = 'declared';
+      next.heldBy = undefined;
+      next.releasedBy = event.releasedBy;
+      return next;
+    }
     case 'AttemptStarted': {
       const previous = currentAttempt(effect);
       if (event.attempt !== effect.attempts.length + 1) reject(`attempt ${event.attempt} out of order`);

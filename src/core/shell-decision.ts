@@ -11,7 +11,9 @@ export type ShellDecision =
   | { kind: 'in-flight'; leaseUntil: number }
   | { kind: 'claim' }
   | { kind: 'retry-same-key'; providerKey: string }
-  | { kind: 'hold-unknown'; why: string };
+  | { kind: 'hold-unknown'; why: string }
+  /** Held by the content index: re-check the effect it matched before answering. */
+  | { kind: 'held' };
 
 export interface KeyPolicy {
   /** The provider deduplicates requests carrying the same key (so a resend is answered, not re-executed). */
@@ -30,6 +32,8 @@ export function decideDispatch(effect: EffectState | undefined, intentDigest: st
       return { kind: 'replay' };
     case 'declared':
       return { kind: 'claim' };
+    case 'held':
+      return { kind: 'held' };
     case 'dispatching':
       return { kind: 'in-flight', leaseUntil: currentAttempt(effect)!.started.leaseUntil };
     case 'unknown': {

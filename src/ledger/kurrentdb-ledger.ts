@@ -75,7 +75,9 @@ export class KurrentDBLedger implements Ledger {
         await ledger.probe();
       } catch (error) {
         await client.dispose().catch(() => {});
-        throw new Error(`KurrentDB ledger at ${redactConnectionString(url.connectionString)} is not usable: ${(error as Error).message || String(error)}`, { cause: error });
+        const unavailable = (error as { type?: unknown }).type === 'unavailable';
+        const reason = unavailable ? 'no connection (is the server up and reachable, and does tls= match how it runs?)' : (error as Error).message || String(error);
+        throw new Error(`KurrentDB ledger at ${redactConnectionString(url.connectionString)} is not usable: ${reason}`, { cause: error });
       }
     }
     return ledger;

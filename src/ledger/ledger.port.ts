@@ -32,7 +32,20 @@ export interface Ledger {
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Events after `fromPosition` (exclusive) in global order, at most `limit` of them. */
   readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]>;
+  /**
+   * Group commit: the appends of many streams in ONE durable transaction. Same result as calling
+   * `append` for each request in order — each all-or-nothing at its expected revision — except
+   * that a failing request yields its ConcurrencyError in its slot instead of rejecting the batch.
+   * Optional: adapters without it get one `append` per request (see GroupCommitLedger).
+   */
+  appendMany?(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]>;
   close(): Promise<void>;
+}
+
+export interface AppendRequest {
+  stream: string;
+  events: readonly LedgerEvent[];
+  expectedRevision: number;
 }
 
 export class ConcurrencyError extends EffectdError {

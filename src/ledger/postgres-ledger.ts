@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, NO_STREAM, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
   connectionString: string;
@@ -64,6 +64,95 @@ export class PostgresLedger implements Ledger {
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new ConcurrencyError(stream, expectedRevision);
       throw error;
+    }
+  }
+
+  /**
+   * Group commit. Distinct streams (the usual case): ONE statement inserts every request whose
+   * expected revision holds (the same EXISTS guard per request), one commit for all. A unique
+   * violation (a racing writer) or a stream named twice falls back to one transaction with a
+   * savepoint per request, which gives each request exactly `append`'s answer.
+   */
+  async appendMany(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+    if (requests.some((r) => r.events.length === 0)) throw new Error('append needs at least one event');
+    if (requests.length === 0) return [];
+    if (new Set(requests.map((r) => r.stream)).size === requests.length) {
+      try {
+        return await this.appendManyAtOnce(requests);
+      } catch (error) {
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+      }
+    }
+    return this.appendManyOneByOne(requests);
+  }
+
+  private async appendManyAtOnce(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+    const streams: string[] = [], revisions: number[] = [], types: string[] = [], datas: string[] = [], expected: number[] = [];
+    for (const request of requests) {
+      request.events.forEach(({ type, ...data }, i) => {
+        streams.push(request.stream);
+        revisions.push(request.expectedRevision + 1 + i);
+        types.push(type);
+        datas.push(JSON.stringify(data));
+        expected.push(request.expectedRevision);
+      });
+    }
+    const result = await this.pool.query<{ stream: string; revision: number; position: string }>(
+      `INSERT INTO ${this.table} (stream, revision, type, data)
+       SELECT b.s, b.r, b.t, b.d::jsonb FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS b(s, r, t, d, e, n)
+       WHERE b.e = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${this.table} x WHERE x.stream = b.s AND x.revision = b.e)
+       ORDER BY b.n
+       RETURNING stream, revision, position`,
+      [streams, revisions, types, datas, expected],
+    );
+    const last = new Map<string, { revision: number; position: number; count: number }>();
+    for (const row of result.rows) {
+      const seen = last.get(row.stream);
+      const position = Number(row.position);
+      last.set(row.stream, { revision: Math.max(seen?.revision ?? -1, row.revision), position: Math.max(seen?.position ?? 0, position), count: (seen?.count ?? 0) + 1 });
+    }
+    return requests.map((r) => {
+      const written = last.get(r.stream);
+      return written && written.count === r.events.length ? { revision: written.revision, position: written.position } : new ConcurrencyError(r.stream, r.expectedRevision);
+    });
+  }
+
+  private async appendManyOneByOne(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const results: (AppendResult | ConcurrencyError)[] = [];
+      for (const { stream, events, expectedRevision } of requests) {
+        await client.query('SAVEPOINT one_append');
+        try {
+          const result = await client.query<{ revision: number; position: string }>(
+            `INSERT INTO ${this.table} (stream, revision, type, data)
+             SELECT $1, r, t, d::jsonb FROM unnest($2::int[], $3::text[], $4::text[]) AS batch(r, t, d)
+             WHERE $5::int = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${this.table} WHERE stream = $1 AND revision = $5::int)
+             RETURNING revision, position`,
+            [stream, events.map((_, i) => expectedRevision + 1 + i), events.map((e) => e.type), events.map(({ type: _type, ...data }) => JSON.stringify(data)), expectedRevision],
+          );
+          if (result.rowCount !== events.length) {
+            await client.query('ROLLBACK TO SAVEPOINT one_append');
+            results.push(new ConcurrencyError(stream, expectedRevision));
+            continue;
+          }
+          await client.query('RELEASE SAVEPOINT one_append');
+          const last = result.rows.reduce((a, b) => (a.revision > b.revision ? a : b));
+          results.push({ revision: last.revision, position: Number(last.position) });
+        } catch (error) {
+          if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+          await client.query('ROLLBACK TO SAVEPOINT one_append');
+          results.push(new ConcurrencyError(stream, expectedRevision));
+        }
+      }
+      await client.query('COMMIT');
+      return results;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
     }
   }
 

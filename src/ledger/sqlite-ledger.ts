@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, NO_STREAM, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
@@ -18,6 +18,7 @@ export class SqliteLedger implements Ledger {
   private readonly byStream: Database.Statement;
   private readonly fromPosition: Database.Statement;
   private readonly appendTx: (stream: string, events: readonly LedgerEvent[], expected: number) => AppendResult;
+  private readonly appendManyTx: (requests: readonly AppendRequest[]) => (AppendResult | ConcurrencyError)[];
 
   constructor(file: string, options: SqliteLedgerOptions = {}) {
     this.db = new Database(file);
@@ -53,6 +54,34 @@ export class SqliteLedger implements Ledger {
       }
       return { revision, position };
     }).immediate;
+    // One transaction (one fsync) for many appends; a savepoint per request keeps each all-or-nothing.
+    const one = this.db.transaction((stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
+      const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
+      if (current !== expected) throw new ConcurrencyError(stream, expected);
+      let position = 0;
+      let revision = expected;
+      const now = Date.now();
+      for (const event of events) {
+        revision += 1;
+        const { type, ...data } = event;
+        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
+      }
+      return { revision, position };
+    });
+    this.appendManyTx = this.db.transaction((requests: readonly AppendRequest[]) => requests.map(({ stream, events, expectedRevision }) => {
+      try {
+        return one(stream, events, expectedRevision);
+      } catch (error) {
+        if (error instanceof ConcurrencyError) return error;
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return new ConcurrencyError(stream, expectedRevision);
+        throw error;
+      }
+    })).immediate;
+  }
+
+  async appendMany(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+    if (requests.some((r) => r.events.length === 0)) throw new Error('append needs at least one event');
+    return requests.length === 0 ? [] : this.appendManyTx(requests);
   }
 
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {

@@ -5,6 +5,7 @@ export const METRIC = {
   commandsDeadLettered: 'effectd_commands_dead_lettered_total',
   attempts: 'effectd_attempts_total',
   replays: 'effectd_replays_total',
+  contentHolds: 'effectd_content_holds_total',
   effects: 'effectd_effects',
   ledgerAppendSeconds: 'effectd_ledger_append_duration_seconds',
   providerCallSeconds: 'effectd_provider_call_duration_seconds',
@@ -12,4 +13,10 @@ export const METRIC = {
   escalations: 'effectd_escalations_total',
   resolutions: 'effectd_resolutions_total',
   unknownSeconds: 'effectd_time_in_unknown_seconds',
+  duplicatesPrevented: 'effectd_duplicates_prevented_total',
+  escalationsOpen: 'effectd_escalations_open',
+  oldestUnknownSeconds: 'effectd_unknown_oldest_age_seconds',
+  sagaRuns: 'effectd_saga_runs_total',
+  compensations: 'effectd_compensations_total',
+  kafkaConsumerLag: 'effectd_kafka_consumer_lag',
 } as const;

@@ -1,24 +1,35 @@
 import client from 'prom-client';
 import type { OutcomeClass } from '../core/events.js';
 import { METRIC } from './metric-names.js';
+import type { EffectGauges } from './effect-gauges.js';
+import type { PartitionLag } from './kafka-lag.js';
+import type { SagaMetrics } from './saga-metrics.js';
 import type { ShellMetrics } from './shell-metrics.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** The prom-client adapter: one registry per effectd instance, labels bounded (never effect or workflow ids). */
-export class PromMetrics implements ShellMetrics {
+export class PromMetrics implements ShellMetrics, SagaMetrics {
   readonly registry = new client.Registry();
   private readonly received = new client.Counter({ name: METRIC.commandsReceived, help: 'Effect commands received, by ingress.', labelNames: ['ingress'], registers: [this.registry] });
   private readonly rejectedCounter = new client.Counter({ name: METRIC.commandsRejected, help: 'Effect commands rejected, by reason.', labelNames: ['reason'], registers: [this.registry] });
   private readonly deadLetters = new client.Counter({ name: METRIC.commandsDeadLettered, help: 'Kafka messages parked in the dead-letter topic, by reason (undecodable, invalid_command, unknown_tool, handler_error).', labelNames: ['reason'], registers: [this.registry] });
   private readonly attempts = new client.Counter({ name: METRIC.attempts, help: 'Dispatch attempts, by tool and outcome class.', labelNames: ['tool', 'outcome'], registers: [this.registry] });
   private readonly replays = new client.Counter({ name: METRIC.replays, help: 'Commands answered from the ledger without calling the provider (duplicates prevented).', labelNames: ['tool'], registers: [this.registry] });
-  readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state.', labelNames: ['state'], registers: [this.registry] });
+  private readonly holds = new client.Counter({ name: METRIC.contentHolds, help: 'New steps held by the content index because the same content is done or being checked (duplicate intents prevented).', labelNames: ['tool'], registers: [this.registry] });
+  private readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state and tool (computed from the ledger at scrape time).', labelNames: ['state', 'tool'], registers: [this.registry] });
   private readonly appendSeconds = new client.Histogram({ name: METRIC.ledgerAppendSeconds, help: 'Ledger append latency.', labelNames: ['ledger'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
   private readonly escalationsCounter = new client.Counter({ name: METRIC.escalations, help: 'Effects escalated to a human, by tool.', labelNames: ['tool'], registers: [this.registry] });
   private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly duplicates = new client.Counter({ name: METRIC.duplicatesPrevented, help: 'Duplicates prevented, by tool and reason: replay (answered from the ledger, provider not called) or hold (content index).', labelNames: ['tool', 'reason'], registers: [this.registry] });
+  private readonly escalationsOpen = new client.Gauge({ name: METRIC.escalationsOpen, help: 'Effects waiting for an operator (escalated, or terminal_failure), by tool and state.', labelNames: ['tool', 'state'], registers: [this.registry] });
+  private readonly oldestUnknown = new client.Gauge({ name: METRIC.oldestUnknownSeconds, help: 'Age of the oldest effect still unknown or escalated, by tool (absent when none is open).', labelNames: ['tool'], registers: [this.registry] });
+  private readonly sagaRuns = new client.Counter({ name: METRIC.sagaRuns, help: 'Saga runs that ended, by saga and outcome.', labelNames: ['saga', 'outcome'], registers: [this.registry] });
+  private readonly compensations = new client.Counter({ name: METRIC.compensations, help: 'Compensations dispatched, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly kafkaLag = new client.Gauge({ name: METRIC.kafkaConsumerLag, help: 'Messages of the commands topic not yet committed by the consumer group, by partition.', labelNames: ['topic', 'partition'], registers: [this.registry] });
+  private readonly scrapeHooks = new Set<() => Promise<void>>();
   private readonly unknownSeconds = new client.Histogram({ name: METRIC.unknownSeconds, help: 'Time an effect spent unknown (or with a human) before it settled, by tool.', labelNames: ['tool'], buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 86400], registers: [this.registry] });
 
   commandReceived(ingress: string): void {
@@ -33,8 +44,13 @@ export class PromMetrics implements ShellMetrics {
   providerCall(tool: string, ms: number): void {
     this.providerSeconds.observe({ tool }, ms / 1000);
   }
+  held(tool: string): void {
+    this.holds.inc({ tool });
+    this.duplicates.inc({ tool, reason: 'hold' });
+  }
   replayed(tool: string): void {
     this.replays.inc({ tool });
+    this.duplicates.inc({ tool, reason: 'replay' });
   }
   reconciliationCheck(tool: string, verdict: string): void {
     this.checks.inc({ tool, verdict });
@@ -53,5 +69,38 @@ export class PromMetrics implements ShellMetrics {
   }
   deadLettered(reason: string): void {
     this.deadLetters.inc({ reason });
+  }
+  sagaRun(saga: string, outcome: string): void {
+    this.sagaRuns.inc({ saga, outcome });
+  }
+  compensation(tool: string): void {
+    this.compensations.inc({ tool });
+  }
+
+  setEffectGauges(gauges: EffectGauges): void {
+    this.effects.reset();
+    for (const { tool, state, count } of gauges.byToolAndState) this.effects.set({ state, tool }, count);
+    this.escalationsOpen.reset();
+    for (const { tool, state, count } of gauges.waitingForHuman) this.escalationsOpen.set({ tool, state }, count);
+    this.oldestUnknown.reset();
+    for (const { tool, seconds } of gauges.oldestUnknownSeconds) this.oldestUnknown.set({ tool }, seconds);
+  }
+
+  /** `undefined` when the lag could not be measured: no series beats a stale one. */
+  setKafkaLag(lags: PartitionLag[] | undefined): void {
+    this.kafkaLag.reset();
+    for (const { topic, partition, lag } of lags ?? []) this.kafkaLag.set({ topic, partition: String(partition) }, lag);
+  }
+
+  /** Runs `hook` before every scrape (gauges computed from the ledger or the broker); returns how to remove it. */
+  beforeScrape(hook: () => Promise<void>): () => void {
+    this.scrapeHooks.add(hook);
+    return () => this.scrapeHooks.delete(hook);
+  }
+
+  /** The exposition text, after the scrape hooks brought the computed gauges up to date. */
+  async scrape(): Promise<string> {
+    await Promise.all([...this.scrapeHooks].map((hook) => hook()));
+    return this.registry.metrics();
   }
 }

@@ -6,6 +6,8 @@ export interface ShellMetrics {
   attempt(tool: string, outcome: OutcomeClass): void;
   providerCall(tool: string, ms: number): void;
   replayed(tool: string): void;
+  /** A new step held by the content index (a duplicate intent prevented). */
+  held(tool: string): void;
   rejected(reason: string): void;
   reconciliationCheck(tool: string, verdict: string): void;
   escalated(tool: string): void;
@@ -19,6 +21,7 @@ export const noopShellMetrics: ShellMetrics = {
   attempt() {},
   providerCall() {},
   replayed() {},
+  held() {},
   rejected() {},
   reconciliationCheck() {},
   escalated() {},

@@ -64,6 +64,8 @@ export const toolContractSpec = z.object({
   /** Template naming what the effect acts on, for people and the content index (e.g. `{args.invoiceId}`). */
   target: template,
   reversibility: z.enum(['read', 'idempotent', 'compensable', 'irreversible']),
+  /** The arguments that make two calls the same thing in business terms (the content index); all arguments when absent. */
+  businessFields: z.array(z.string()).min(1).optional(),
   idempotency: idempotencySpec,
   /** The provider's key scope, e.g. { account: '{provider.account}', region: '{args.region}' }. */
   scope: z.record(z.string(), z.string()).default({}),
@@ -92,5 +94,9 @@ export const effectdConfigSpec = z.object({
   tools: z.array(toolContractSpec).default([]),
   /** Include the built-in simulated providers' tools (default true). */
   builtinTools: z.boolean().default(true),
+  contentIndex: z.object({
+    /** Also hold a new step whose content matches an effect of ANOTHER workflow of the tenant declared within this window (0 = same workflow only). */
+    tenantWindowMs: z.number().int().nonnegative().default(0),
+  }).strict().default({ tenantWindowMs: 0 }),
 }).strict();
 export type EffectdConfig = z.infer<typeof effectdConfigSpec>;

@@ -80,6 +80,9 @@ function checkPlaceholders(spec: ToolContractSpec, provider: ProviderSpec): void
       if (!ok) throw configError(spec.name, field, `uses {${name}}, which names no ${root === 'provider' ? 'provider value' : 'argument'} (arguments: ${Object.keys(spec.args).join(', ')})`);
     }
   }
+  for (const field of spec.businessFields ?? []) {
+    if (!(field in spec.args)) throw configError(spec.name, 'businessFields', `names "${field}", which is not an argument (arguments: ${Object.keys(spec.args).join(', ')})`);
+  }
   if (spec.reference.kind === 'append') {
     const field = spec.args[spec.reference.field];
     if (!field || (field.type !== 'string' && field.type !== 'text')) throw configError(spec.name, 'reference.field', `must name a string or text argument, not "${spec.reference.field}"`);

@@ -2,13 +2,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Ledger } from '../ledger/ledger.port.js';
+import { GroupCommitLedger } from '../ledger/group-commit-ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
+import { effectGauges } from '../metrics/effect-gauges.js';
 import { PromMetrics } from '../metrics/prom-metrics.js';
 import { loadConfig } from '../providers/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
 import { ReconcilerWorker } from '../shell/reconciler-worker.js';
 import { OpenEffectsProjection } from './open-effects-projection.js';
+import { tenantContentIndex } from './tenant-content-index.js';
 import { EffectStatesProjection } from './effect-states-projection.js';
 import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
@@ -55,11 +58,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   const { secret, origin } = loadSecret(options.dataDir);
   const credentialSource = loadCredentials(options.dataDir);
   const ledgerUrl = options.ledgerUrl ?? process.env.EFFECTD_LEDGER ?? `sqlite:${join(resolve(options.dataDir), 'ledger.db')}`;
-  const ledger = await openLedger(ledgerUrl, options.dataDir);
+  // Group commit: concurrent effects share durable commits (one fsync for many appends).
+  const ledger = new GroupCommitLedger(await openLedger(ledgerUrl, options.dataDir));
   const metrics = new PromMetrics();
   const instanceId = options.instanceId ?? `effectd-${process.pid}-${randomUUID().slice(0, 8)}`;
   const now = options.clock ?? Date.now;
-  const shell = new EffectShell({ ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher });
+  const effectStates = new EffectStatesProjection(ledger);
+  const shell = new EffectShell({
+    ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
+    tenantContentIndex: tenantContentIndex(effectStates, config.contentIndex.tenantWindowMs),
+  });
   // The snapshot is named after the ledger it describes, so switching ledgers never mixes positions.
   const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
   const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`));
@@ -67,10 +75,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     tickMs: options.reconcileTickMs,
     onError: (error) => console.error(`effectd reconciler: ${(error as Error).message}`),
   });
+  metrics.beforeScrape(async () => {
+    await effectStates.refresh();
+    metrics.setEffectGauges(effectGauges(effectStates.all(), now()));
+  });
   let reconciling = false;
   return {
     shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker,
-    effectStates: new EffectStatesProjection(ledger),
+    effectStates,
     dataDir: options.dataDir,
     secretOrigin: origin,
     credentials: new CredentialBook(credentialSource.credentials),

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EffectState } from '../core/effect-state.js';
+import { isEffectEvent } from '../core/events.js';
 import { evolveEffect } from '../core/fold.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 
@@ -54,6 +55,7 @@ export class OpenEffectsProjection {
       const page = await this.ledger.readAll(this.position, PAGE);
       for (const { stream, event, position } of page) {
         this.position = position;
+        if (!isEffectEvent(event)) continue;
         const known = this.open.get(event.effectId);
         if (!known && event.type !== 'EffectDeclared') continue; // settled long ago
         const state = evolveEffect(known?.state, event);

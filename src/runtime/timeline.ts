@@ -13,6 +13,12 @@ export function describeEvent(event: LedgerEvent): string {
       return `checked ${event.method}: asked ${event.asked}, saw ${event.seen} → ${event.verdict}${event.receipt ? ` (receipt ${event.receipt})` : ''}`;
     case 'EffectEscalated':
       return `escalated to a human: ${event.reason}`;
+    case 'EffectHeld':
+      return `held: the same content as step ${event.matchedStep} (${event.matchedEffectId}, ${event.scope}); nothing sent`;
+    case 'EffectReleased':
+      return `released by ${event.releasedBy}: ${event.reason}`;
+    case 'DecisionRecorded':
+      return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (by ${event.decidedBy})` : ''}`;
     case 'EffectResolved':
       return `resolved by ${event.resolvedBy} as ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason}`;
   }

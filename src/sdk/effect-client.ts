@@ -52,6 +52,8 @@ export interface EffectClientOptions {
   outcomesTopic?: string;
   /** How long submit() waits for an answer before it returns `unknown` (default 30 s). */
   timeoutMs?: number;
+  /** kafkajs log level (default NOTHING: every failure already reaches the caller as an `unknown` answer). */
+  kafkaLogLevel?: logLevel;
 }
 
 const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
@@ -81,7 +83,7 @@ export class EffectClient {
   ) {}
 
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
-    const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: logLevel.ERROR, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
+    const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
@@ -95,7 +97,7 @@ export class EffectClient {
     await consumer.subscribe({ topics: [outcomesTopic], fromBeginning: false });
     const client = new EffectClient(producer, consumer, options.commandsTopic ?? 'effectd.commands', outcomesTopic === DEFAULT_OUTCOMES ? undefined : outcomesTopic, options.timeoutMs ?? 30_000);
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-    await consumer.run({ eachMessage: async ({ message }) => client.onOutcome(message.value) });
+    await consumer.run({ autoCommitInterval: 1_000, eachMessage: async ({ message }) => client.onOutcome(message.value) });
     await joined;
     for (const end of ends) consumer.seek({ topic: outcomesTopic, partition: end.partition, offset: end.offset });
     return client;
@@ -106,14 +108,7 @@ export class EffectClient {
     const correlationId = options.correlationId ?? randomUUID();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     if (this.closed) return noAnswer(correlationId, request, 'the client is closed');
-    const answered = new Promise<EffectAnswer>((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(correlationId);
-        resolve({ ...noAnswer(correlationId, request, `no answer from effectd within ${timeoutMs / 1000} s`), accepted: this.accepted.has(correlationId) });
-        this.accepted.delete(correlationId);
-      }, timeoutMs);
-      this.waiters.set(correlationId, { resolve, timer });
-    });
+    const answered = this.await(correlationId, request, timeoutMs);
     try {
       await this.producer.send({ topic: this.commandsTopic, acks: -1, messages: [{ key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: { 'effectd-correlation-id': correlationId } }] });
       if (this.waiters.has(correlationId)) this.accepted.add(correlationId);
@@ -123,11 +118,39 @@ export class EffectClient {
     return answered;
   }
 
+  /**
+   * Publishes many commands in one produce request (fan-out: "email 5 recipients"); each promise
+   * settles with its own command's answer, `unknown` on timeout.
+   */
+  submitMany(requests: readonly EffectRequest[], options: { timeoutMs?: number } = {}): Promise<EffectAnswer>[] {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const ids = requests.map(() => randomUUID());
+    if (this.closed) return requests.map((r, i) => Promise.resolve(noAnswer(ids[i]!, r, 'the client is closed')));
+    const answers = requests.map((request, i) => this.await(ids[i]!, request, timeoutMs));
+    const messages = requests.map((request, i) => ({ key: request.workflowId, value: encodeCommand(request, ids[i]!, this.replyTopic), headers: { 'effectd-correlation-id': ids[i]! } }));
+    this.producer.send({ topic: this.commandsTopic, acks: -1, messages }).then(
+      () => ids.forEach((id) => this.waiters.has(id) && this.accepted.add(id)),
+      (error: unknown) => ids.forEach((id, i) => this.settle(id, { ...noAnswer(id, requests[i]!, `the command could not be handed to Kafka (${(error as Error).message}); it may or may not have been published`), accepted: false })),
+    );
+    return answers;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const [correlationId] of this.waiters) this.settle(correlationId, { status: 'unknown', correlationId, replayed: false, noAnswer: true, message: 'unknown: the client closed before effectd answered; submit the same command again to learn its outcome.' });
     await this.consumer.disconnect().catch(() => {});
     await this.producer.disconnect().catch(() => {});
+  }
+
+  private await(correlationId: string, request: EffectRequest, timeoutMs: number): Promise<EffectAnswer> {
+    return new Promise<EffectAnswer>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(correlationId);
+        resolve({ ...noAnswer(correlationId, request, `no answer from effectd within ${timeoutMs / 1000} s`), accepted: this.accepted.has(correlationId) });
+        this.accepted.delete(correlationId);
+      }, timeoutMs);
+      this.waiters.set(correlationId, { resolve, timer });
+    });
   }
 
   private onOutcome(value: Buffer | null): void {

@@ -1,3 +1,5 @@
 // The agent SDK: `import { EffectClient } from 'effectd/sdk'`.
 export { EffectClient, encodeCommand, type AnswerStatus, type EffectAnswer, type EffectClientOptions, type EffectRequest } from './effect-client.js';
 export { AgentStatus, EffectCommandSchema, EffectOutcomeSchema, type EffectCommand, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
+export { HttpEffectClient, type Decision, type EffectSubmission, type HistoryStep, type HttpEffectClientOptions } from './http-effect-client.js';
+export { WorkflowJournal } from './workflow-journal.js';

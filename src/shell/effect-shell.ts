@@ -1,7 +1,10 @@
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { EffectResolved } from '../core/events.js';
+import type { DecisionRecorded, EffectHeld, EffectResolved } from '../core/events.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import { contentKeyOf, findContentMatch, holdsBack } from '../core/content-index.js';
+import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { decideDispatch } from '../core/shell-decision.js';
@@ -45,6 +48,7 @@ export class EffectShell {
     const effectId = deriveEffectId(secret, command);
     const canonical = args.data;
     const target = tool.target(canonical);
+    const contentKey = contentKeyOf(tool.name, target, canonical, tool.spec.businessFields);
     return {
       command,
       tool,
@@ -53,7 +57,7 @@ export class EffectShell {
       declaration: {
         type: 'EffectDeclared', v: 1, effectId, tenant: command.tenant, workflowId: command.workflowId, step: command.step, slot: command.slot,
         tool: tool.name, contractVersion: tool.spec.version, intentDigest: intentDigest({ tool: tool.name, contractVersion: tool.spec.version, args: canonical, target }),
-        args: canonical, target, principal: command.principal, ...(command.repeat ? { repeat: command.repeat } : {}),
+        args: canonical, target, principal: command.principal, contentKey, ...(command.repeat ? { repeat: command.repeat } : {}),
       },
     };
   }
@@ -66,6 +70,7 @@ export class EffectShell {
     const { core } = this;
     for (let race = 0; race < MAX_RACES; race++) {
       const workflow = await core.read(effect.stream);
+      this.checkDecision(effect, workflow);
       const current = workflow.effects.get(effect.effectId);
       const decision = decideDispatch(current, effect.declaration.intentDigest, core.now(), effect.tool.keyPolicy);
       switch (decision.kind) {
@@ -84,7 +89,37 @@ export class EffectShell {
           if (answer) return answer;
           continue;
         }
-        case 'declare':
+        case 'declare': {
+          // The content index: a new step that repeats a done or open effect is held, never sent,
+          // unless the repeat is declared.
+          const match = effect.declaration.repeat ? undefined : await this.contentMatch(effect, workflow);
+          if (match) {
+            const now = core.now();
+            const held: EffectHeld = { type: 'EffectHeld', v: 1, at: now, effectId: effect.effectId, matchedEffectId: match.effect.effectId, matchedStep: match.effect.declared.step, scope: match.scope, ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}) };
+            try {
+              const next = await core.append(effect.stream, workflow, [{ ...effect.declaration, at: now }, held]);
+              core.metrics.held(effect.tool.name);
+              return { outcome: core.answer(next.effects.get(effect.effectId)!, false, match.effect), disposition: 'held' };
+            } catch (error) {
+              if (isEffectdError(error, 'concurrency_conflict')) continue;
+              throw error;
+            }
+          }
+          const answer = await core.claimAndDispatch(effect, workflow, current);
+          if (answer) return answer;
+          continue;
+        }
+        case 'held': {
+          const matched = await this.matchedEffect(current!, workflow);
+          if (matched && holdsBack(matched, core.now())) return { outcome: core.answer(current!, true, matched), disposition: 'held' };
+          // What it was held against proved not to have happened: this step may go.
+          try {
+            await core.append(effect.stream, workflow, [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason: `step ${current!.heldBy!.step} did not happen` }]);
+          } catch (error) {
+            if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+          }
+          continue;
+        }
         case 'claim': {
           const answer = await core.claimAndDispatch(effect, workflow, current);
           if (answer) return answer;
@@ -93,6 +128,81 @@ export class EffectShell {
       }
     }
     throw new Error(`effect ${effect.effectId}: gave up after ${MAX_RACES} concurrent appends to ${effect.stream}`);
+  }
+
+  /** A step the model already decided runs as decided: a resubmission can't rephrase it. */
+  private checkDecision(effect: PreparedCommand, workflow: WorkflowState): void {
+    const decision = workflow.decisions.get(effect.command.step);
+    if (!decision) return;
+    const decided = decision.tool === effect.tool.name ? effect.tool.schema.safeParse(decision.args) : undefined;
+    const same = decided?.success && canonicalJson(decided.data) === canonicalJson(effect.declaration.args);
+    if (!same) {
+      this.core.metrics.rejected('decision_conflict');
+      throw new EffectdError('intent_conflict', `step ${effect.command.step} of workflow ${effect.command.workflowId} was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, { step: effect.command.step, decision });
+    }
+  }
+
+  /**
+   * Journals the model's decision for a step before anything acts on it. A step is decided once:
+   * a second call (a resumed task) gets the recorded decision back, and the model is not asked again.
+   */
+  async decide(tenant: string, workflowId: string, input: { step: string; tool: string; args: Record<string, unknown>; decidedBy?: string }): Promise<{ decision: DecisionRecorded; replayed: boolean }> {
+    const { core } = this;
+    const tool = core.deps.tools.get(input.tool);
+    if (!tool) throw new EffectdError('unknown_tool', `unknown tool "${input.tool}"; known tools: ${core.deps.tools.list().map((t) => t.name).join(', ')}`, { tool: input.tool });
+    const args = tool.schema.safeParse(input.args);
+    if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
+    const stream = workflowStream(tenant, workflowId);
+    for (let race = 0; race < MAX_RACES; race++) {
+      const workflow = await core.read(stream);
+      const recorded = workflow.decisions.get(input.step);
+      if (recorded) return { decision: recorded, replayed: true };
+      const decision: DecisionRecorded = { type: 'DecisionRecorded', v: 1, at: core.now(), step: input.step, tool: input.tool, args: input.args, ...(input.decidedBy ? { decidedBy: input.decidedBy } : {}) };
+      try {
+        await core.append(stream, workflow, [decision]);
+        return { decision, replayed: false };
+      } catch (error) {
+        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+      }
+    }
+    throw new Error(`workflow ${workflowId}: could not record the decision for step ${input.step} after ${MAX_RACES} races`);
+  }
+
+  private async contentMatch(effect: PreparedCommand, workflow: WorkflowState): Promise<{ effect: EffectState; scope: 'workflow' | 'tenant' } | undefined> {
+    const now = this.core.now();
+    const key = effect.declaration.contentKey!;
+    const local = findContentMatch(workflow.effects.values(), key, effect.effectId, now);
+    if (local) return { effect: local, scope: 'workflow' };
+    const other = await this.core.deps.tenantContentIndex?.find(effect.declaration.tenant, key, effect.effectId, now);
+    return other ? { effect: other.effect, scope: 'tenant' } : undefined;
+  }
+
+  /** The effect a held one was held against, as it stands now. */
+  private async matchedEffect(held: EffectState, workflow: WorkflowState): Promise<EffectState | undefined> {
+    const by = held.heldBy!;
+    if (!by.workflowId) return workflow.effects.get(by.effectId);
+    return (await this.core.read(workflowStream(held.declared.tenant, by.workflowId))).effects.get(by.effectId);
+  }
+
+  /** An operator lets a held effect go (a repeat the agent should have declared): it is dispatched now. */
+  async release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer> {
+    const { core } = this;
+    const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
+    for (let race = 0; race < MAX_RACES; race++) {
+      const workflow = await core.read(stream);
+      const current = workflow.effects.get(effect.effectId)!;
+      if (current.recordedStatus !== 'held') throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}, not held`);
+      try {
+        const released = await core.append(stream, workflow, [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy, reason }]);
+        const prepared = core.prepared(released.effects.get(effect.effectId)!, stream);
+        if (!prepared) throw new EffectdError('unknown_tool', `tool ${effect.declared.tool} is no longer configured`);
+        const answer = await core.claimAndDispatch(prepared, released, released.effects.get(effect.effectId));
+        if (answer) return answer;
+      } catch (error) {
+        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+      }
+    }
+    throw new Error(`effect ${effect.effectId}: could not release after ${MAX_RACES} races`);
   }
 
   /** Records an operator's resolution of an escalated, terminal or unknown effect: who, what, and the evidence. */

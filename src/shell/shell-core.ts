@@ -25,10 +25,16 @@ export interface ShellDeps {
   metrics?: ShellMetrics;
   /** Added to the tool's timeout to size a claim's lease. */
   leaseMarginMs?: number;
+  /** Finds an effect of the same content in the tenant's other workflows (the content index's tenant window). */
+  tenantContentIndex?: TenantContentIndex;
+}
+
+export interface TenantContentIndex {
+  find(tenant: string, contentKey: string, excludeEffectId: string, now: number): Promise<{ effect: EffectState; stream: string } | undefined>;
 }
 
 /** How the shell handled a command, for transports that map it to a status code. */
-export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight' | 'held-unknown';
+export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight' | 'held-unknown' | 'held';
 
 export interface ShellAnswer {
   outcome: AgentOutcome;
@@ -151,10 +157,10 @@ export class ShellCore {
     throw new Error(`effect ${effect.effectId}: could not record the outcome of attempt ${started.attempt} after ${MAX_RACES} races`);
   }
 
-  answer(effect: EffectState, replayed: boolean): AgentOutcome {
+  answer(effect: EffectState, replayed: boolean, matched?: EffectState): AgentOutcome {
     const tool = this.deps.tools.get(effect.declared.tool);
     const last = currentAttempt(effect)?.started;
     const expectAnswerAt = last && tool ? Math.max(last.at + tool.spec.settleWindowMs, this.now()) : undefined;
-    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}) });
+    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}) });
   }
 }

@@ -101,6 +101,40 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
       expect(rest[0]!.position).toBeGreaterThan(page[1]!.position);
     }));
 
+    it('appendMany (group commit): many streams in one commit, each request answered as its own append would be', withLedger(async (ledger) => {
+      if (!ledger.appendMany) return; // optional on the port; adapters without it are wrapped by GroupCommitLedger
+      const [a, b, c] = [streamName(), streamName(), streamName()];
+      await ledger.append(b, [declared('e2')], NO_STREAM);
+      const results = await ledger.appendMany([
+        { stream: a, events: [declared('e1'), started('e1', 1, 1_100)], expectedRevision: NO_STREAM },
+        { stream: b, events: [started('e2', 1, 1_100)], expectedRevision: 0 },
+        { stream: c, events: [declared('e3')], expectedRevision: 4 },
+      ]);
+      expect(results[0]).toMatchObject({ revision: 1 });
+      expect(results[1]).toMatchObject({ revision: 1 });
+      expect(results[2]).toBeInstanceOf(ConcurrencyError);
+      expect((results[1] as { position: number }).position).not.toBe((results[0] as { position: number }).position);
+      expect((await ledger.readStream(a)).map((e) => e.event.type)).toEqual(['EffectDeclared', 'AttemptStarted']);
+      expect((await ledger.readStream(b)).map((e) => e.revision)).toEqual([0, 1]);
+      expect(await ledger.readStream(c)).toEqual([]);
+    }));
+
+    it('appendMany: a stale request (racing writer, or the same stream twice) fails alone and all-or-nothing; order is kept', withLedger(async (ledger) => {
+      if (!ledger.appendMany) return;
+      const [a, b] = [streamName(), streamName()];
+      await ledger.append(a, [declared('e1')], NO_STREAM);
+      const results = await ledger.appendMany([
+        { stream: b, events: [declared('e2')], expectedRevision: NO_STREAM },
+        { stream: a, events: [started('e1', 1, 1_100), finished('e1', 1, 1_200, 'unknown')], expectedRevision: NO_STREAM },
+        { stream: a, events: [started('e1', 1, 1_100)], expectedRevision: 0 },
+        { stream: a, events: [finished('e1', 1, 1_200, 'committed', 'ch_1')], expectedRevision: 1 },
+        { stream: b, events: [started('e2', 1, 1_100)], expectedRevision: 5 },
+      ]);
+      expect(results.map((r) => (r instanceof ConcurrencyError ? 'conflict' : r.revision))).toEqual([0, 'conflict', 1, 2, 'conflict']);
+      expect((await ledger.readStream(a)).map((e) => e.event.type)).toEqual(['EffectDeclared', 'AttemptStarted', 'AttemptFinished']);
+      expect((await ledger.readStream(b)).map((e) => e.event.type)).toEqual(['EffectDeclared']);
+    }));
+
     it('keeps what was appended across a reopen', withLedger(async (ledger) => {
       const stream = streamName();
       await ledger.append(stream, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);

@@ -1,4 +1,4 @@
-import type { LedgerEvent } from '../../src/core/events.js';
+import type { EffectEvent as LedgerEvent } from '../../src/core/events.js';
 
 /** Small, valid ledger events for tests that exercise storage and folding. */
 export function declared(effectId: string, at = 1_000, overrides: Partial<Extract<LedgerEvent, { type: 'EffectDeclared' }>> = {}): LedgerEvent {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { effectStatus, SETTLED } from '../../src/core/effect-state.js';
 import { isEffectdError } from '../../src/core/errors.js';
-import type { LedgerEvent } from '../../src/core/events.js';
+import type { EffectEvent as LedgerEvent } from '../../src/core/events.js';
 import { evolveEffect, foldWorkflow } from '../../src/core/fold.js';
 import { decideDispatch } from '../../src/core/shell-decision.js';
 import { declared, finished, started } from '../support/events.js';

@@ -129,8 +129,8 @@ describe('KurrentDB ledger adapter (fake client)', () => {
     await mine.append('workflow-a-b', [declared('e1')], NO_STREAM);
     server.write('$$effectd-workflow-a-b', '$metadata', { $maxAge: 10 });
     server.write('effectd-workflow-a-b', '$streamDeleted', {});
-    expect((await mine.readAll(0, 100)).map((e) => [e.stream, e.event.effectId])).toEqual([['workflow-a-b', 'e1']]);
-    expect((await theirs.readAll(0, 100)).map((e) => [e.stream, e.event.effectId])).toEqual([['x', 't1']]);
+    expect((await mine.readAll(0, 100)).map((e) => [e.stream, (e.event as { effectId?: string }).effectId])).toEqual([['workflow-a-b', 'e1']]);
+    expect((await theirs.readAll(0, 100)).map((e) => [e.stream, (e.event as { effectId?: string }).effectId])).toEqual([['x', 't1']]);
   });
 
   it('refuses, never skips, an event in its namespace that effectd did not write', async () => {

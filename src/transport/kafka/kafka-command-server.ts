@@ -122,7 +122,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     const lastOffset = batch.messages[last]!.offset;
     resolveOffset(lastOffset);
     try {
-      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(lastOffset) + 1n).toString() }] }] });
+      if (Math.random() < 0.0) await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(lastOffset) + 1n).toString() }] }] });
     } catch (error) {
       // The partition moved on: its new owner re-reads these commands and the ledger replays them.
       this.log(`effectd kafka: commit of ${topic}[${partition}]@${lastOffset} failed (${(error as Error).message}); they will be replayed`);

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot, parseConfig } from '../providers/config-loader.js';
+import { ToolRegistry } from '../providers/tool-registry.js';
+import type { ProviderKind } from './workloads.js';
+
+/**
+ * Compressed time: the benchmark re-declares the built-in tools with short timeouts, settle windows
+ * and (for key-expired) retentions, and gives the simulated providers matching settings, so every
+ * fault plays out in well under a second — and effectd's contract agrees with the provider, as in
+ * production.
+ */
+export const BENCH_TIMINGS = {
+  timeoutMs: 400,
+  settleWindowMs: 1_000,
+  /** Production-like key retention (Stripe, Resend, EC2: 24 h). */
+  longRetentionMs: 86_400_000,
+  /** key-expired cells: retention on both sides, the retry comes after it. */
+  shortRetentionMs: 600,
+  searchLagMs: 300,
+  describeLagMs: 200,
+  bootMs: 100,
+  /** late-commit: the provider commits this long after receipt, past the caller's timeout. */
+  lateCommitMs: 620,
+  /** cancel and rebalance: the provider holds the request this long (real time) before handling it. */
+  providerDelayMs: 300,
+  /** cancel: the caller gives up this long after sending. */
+  cancelAfterMs: 100,
+} as const;
+
+export interface BenchTool {
+  provider: ProviderKind;
+  /** Path prefix of the tool's mutating request, where faults are aimed. */
+  mutationPath: string;
+}
+
+export const BENCH_TOOLS: Record<string, BenchTool> = {
+  'payments.charge': { provider: 'payments', mutationPath: '/v1/charges' },
+  'email.send': { provider: 'email', mutationPath: '/emails' },
+  'cloud.create-instance': { provider: 'cloud', mutationPath: '/cloud/' },
+  'weak.append-line': { provider: 'weak', mutationPath: '/append-line' },
+  'weak.notify': { provider: 'weak', mutationPath: '/notify' },
+  'weak.create-resource': { provider: 'weak', mutationPath: '/resources' },
+};
+
+export function benchTool(name: string): BenchTool {
+  const tool = BENCH_TOOLS[name];
+  if (!tool) throw new Error(`the benchmark has no provider route for tool ${name}`);
+  return tool;
+}
+
+interface RawConfig {
+  providers: Record<string, Record<string, unknown>>;
+  tools: Record<string, unknown>[];
+}
+
+/**
+ * An effectd configuration file's content: the built-in contracts of the benchmark's tools with
+ * compressed timings, pointing at `providerUrls`. `forBaselines` strips effectd's stamped references
+ * (the baselines call providers directly and stamp nothing).
+ */
+export function benchConfig(providerUrls: Record<ProviderKind, string>, retentionMs: number, forBaselines = false): Record<string, unknown> {
+  const builtin = JSON.parse(readFileSync(join(packageRoot(), 'config', 'builtin-tools.json'), 'utf8')) as RawConfig;
+  const providers: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(builtin.providers)) {
+    const url = providerUrls[name as ProviderKind];
+    if (url !== undefined) providers[name] = { ...spec, baseUrl: url };
+  }
+  const tools = builtin.tools
+    .filter((tool) => typeof tool.name === 'string' && tool.name in BENCH_TOOLS)
+    .map((tool) => {
+      const idempotency = tool.idempotency as { kind: string; retentionMs?: number };
+      return {
+        ...tool,
+        timeoutMs: BENCH_TIMINGS.timeoutMs,
+        settleWindowMs: BENCH_TIMINGS.settleWindowMs,
+        idempotency: idempotency.kind === 'none' ? idempotency : { ...idempotency, retentionMs },
+        ...(forBaselines ? { reference: { kind: 'none' } } : {}),
+      };
+    });
+  return { builtinTools: false, providers, tools };
+}
+
+/** The compiled contracts the baseline policies build their requests from (same shapes as effectd's). */
+export function baselineTools(providerUrls: Record<ProviderKind, string>, retentionMs: number): ToolRegistry {
+  return new ToolRegistry(parseConfig(benchConfig(providerUrls, retentionMs, true), 'the benchmark configuration'));
+}
+
+/** The simulated providers' settings that match the contracts above. */
+export function simulatorOptions(kind: ProviderKind, retentionMs: number): Record<string, unknown> {
+  switch (kind) {
+    case 'payments':
+      return { retentionMs, searchLagMs: BENCH_TIMINGS.searchLagMs };
+    case 'email':
+      return { retentionMs, listLagMs: 0 };
+    case 'cloud':
+      return { tokenLifetimeMs: retentionMs, describeLagMs: BENCH_TIMINGS.describeLagMs, bootMs: BENCH_TIMINGS.bootMs };
+    case 'weak':
+      return {};
+  }
+}

@@ -1,0 +1,95 @@
+import { sleep, type Exchange } from '../bench-http.js';
+import type { EffectdEndpoint } from '../effectd-fleet.js';
+import type { Observation, Policy, Send, ToolCall } from './policy.js';
+
+interface OutcomeBody {
+  status?: 'done' | 'not_done' | 'unknown';
+  state?: string;
+  effectId?: string;
+  receipt?: string;
+  message?: string;
+  error?: string;
+}
+
+/** Where the agent's harness reaches effectd right now (it changes when the workflow moves or effectd restarts). */
+export type Route = () => EffectdEndpoint;
+
+const SETTLED = new Set(['committed', 'failed_before_effect']);
+/** States a human has to settle: waiting longer will not change them. */
+const WITH_A_HUMAN = new Set(['escalated', 'terminal_failure']);
+const POLL_MS = 100;
+
+/**
+ * Every tool call goes through effectd's public HTTP API, as a harness would send it: the harness
+ * owns workflowId and step, redelivers a command effectd never answered (crash, restart), and on
+ * `unknown` waits by asking effectd (GET /v1/effects/:id) instead of starting another.
+ */
+export class EffectdPolicy implements Policy {
+  readonly name = 'effectd';
+  readonly obeysUnknown = true;
+  readonly durableJournal = true;
+
+  constructor(private route: Route, private readonly send: Send, private readonly deadline: number) {}
+
+  /** The workflow moved to another instance: later calls and polls go there. */
+  moveTo(route: Route): void {
+    this.route = route;
+  }
+
+  async call(call: ToolCall): Promise<Observation> {
+    const body = JSON.stringify({ workflowId: call.workflowId, step: call.step, slot: call.intent.slot, tool: call.intent.tool, args: call.args, principal: 'bench-agent' });
+    for (let redelivery = 0; ; redelivery++) {
+      const endpoint = this.route();
+      const result = await this.send({ method: 'POST', url: `${endpoint.url}/v1/effects`, headers: headers(endpoint, true), body, timeoutMs: 10_000, signal: call.signal });
+      if (result.kind === 'cancelled') return { kind: 'error', ambiguous: true, text: 'the call to effectd was cancelled before an answer came back' };
+      if (result.kind === 'response' && result.status < 500) return answer(result);
+      // effectd never answered (killed, restarting, moved): the harness redelivers the same command.
+      if (Date.now() + backoff(redelivery) >= this.deadline) return { kind: 'unknown', text: `effectd did not answer before the deadline: ${describe(result)}` };
+      await sleep(backoff(redelivery), call.signal);
+      if (call.signal.aborted) return { kind: 'error', ambiguous: true, text: 'the call to effectd was cancelled' };
+    }
+  }
+
+  /** Polls the effect until effectd settles it, hands it to a human, or the cell's deadline passes. */
+  async settle(observation: Extract<Observation, { kind: 'unknown' }>, call: ToolCall, deadline: number): Promise<Observation> {
+    if (!observation.effectId) return observation;
+    let last: Observation = observation;
+    while (Date.now() < Math.min(deadline, this.deadline)) {
+      if (last.kind === 'unknown' && last.state !== undefined && WITH_A_HUMAN.has(last.state)) return last;
+      await sleep(POLL_MS, call.signal);
+      if (call.signal.aborted) return last;
+      const endpoint = this.route();
+      const result = await this.send({ method: 'GET', url: `${endpoint.url}/v1/effects/${observation.effectId}`, headers: headers(endpoint, false), timeoutMs: 5_000 });
+      if (result.kind !== 'response' || result.status !== 200) continue;
+      last = answer(result);
+      const state = (result.body as OutcomeBody).state ?? '';
+      if (SETTLED.has(state)) return last;
+    }
+    return last;
+  }
+}
+
+function answer(result: Extract<Exchange, { kind: 'response' }>): Observation {
+  const body = (result.body ?? {}) as OutcomeBody;
+  const text = body.message ?? JSON.stringify(body);
+  if (result.status === 422) return { kind: 'conflict', text };
+  if (result.status === 401 || result.status === 403) throw new Error(`effectd refused the benchmark's agent credential: ${text}`);
+  if (result.status === 409 || body.status === 'unknown') return { kind: 'unknown', text, ...(body.effectId ? { effectId: body.effectId } : {}), ...(body.state ? { state: body.state } : {}) };
+  if (body.status === 'done') return { kind: 'done', text, ...(body.receipt ? { receipt: body.receipt } : {}) };
+  if (body.status === 'not_done') return { kind: 'not_done', text };
+  return { kind: 'error', ambiguous: false, text: `HTTP ${result.status}: ${text}` };
+}
+
+function headers(endpoint: EffectdEndpoint, json: boolean): Record<string, string> {
+  return { accept: 'application/json', ...(json ? { 'content-type': 'application/json' } : {}), ...(endpoint.token ? { authorization: `Bearer ${endpoint.token}` } : {}) };
+}
+
+function backoff(redelivery: number): number {
+  return Math.min(100 * 2 ** redelivery, 800);
+}
+
+function describe(result: Exchange): string {
+  if (result.kind === 'response') return `HTTP ${result.status}`;
+  if (result.kind === 'cancelled') return 'cancelled';
+  return result.error;
+}

@@ -1,0 +1,85 @@
+import type { CellResult } from './cell-runner.js';
+import { FAULTS, POLICIES, type FaultName, type PolicyName } from './names.js';
+
+export interface Totals {
+  cells: number;
+  declared: number;
+  duplicates: number;
+  missing: number;
+  falseDedup: number;
+  unresolved: number;
+  escalations: number;
+  timeInUnknownMs: number;
+  wrongReceipt: number;
+  toolCalls: number;
+  p50: number;
+  p99: number;
+}
+
+export function totals(cells: readonly CellResult[]): Totals {
+  const sum = (pick: (c: CellResult) => number) => cells.reduce((s, c) => s + pick(c), 0);
+  const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!);
+  return {
+    cells: cells.length,
+    declared: sum((c) => c.declared),
+    duplicates: sum((c) => c.duplicates),
+    missing: sum((c) => c.missing),
+    falseDedup: sum((c) => c.falseDedup),
+    unresolved: sum((c) => c.unresolved),
+    escalations: sum((c) => c.escalations),
+    timeInUnknownMs: sum((c) => c.timeInUnknownMs),
+    wrongReceipt: sum((c) => c.wrongReceipt),
+    toolCalls: sum((c) => c.toolCalls),
+    p50: median(cells.map((c) => c.latencyMs.p50)),
+    p99: cells.reduce((m, c) => Math.max(m, c.latencyMs.p99), 0),
+  };
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const present = <T extends string>(all: readonly T[], cells: readonly CellResult[], pick: (c: CellResult) => T) => all.filter((x) => cells.some((c) => pick(c) === x));
+
+/** duplicates / missing / unresolved per fault and policy, summed over workloads and seeds. */
+export function faultTable(cells: readonly CellResult[]): string {
+  const policies = present<PolicyName>(POLICIES, cells, (c) => c.policy);
+  const faults = present<FaultName>(FAULTS, cells, (c) => c.fault);
+  const cell = (subset: CellResult[]) => {
+    if (subset.length === 0) return '-';
+    const t = totals(subset);
+    return `${t.duplicates}/${t.missing}/${t.unresolved}`;
+  };
+  const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(cells.filter((c) => c.fault === fault && c.policy === policy)))]);
+  rows.push(['all faults', ...policies.map((policy) => cell(cells.filter((c) => c.policy === policy)))]);
+  return table(['dup/missing/unresolved', ...policies], rows);
+}
+
+/** Every reported measure, per policy. */
+export function policyTable(cells: readonly CellResult[]): string {
+  const policies = present<PolicyName>(POLICIES, cells, (c) => c.policy);
+  const rows = policies.map((policy) => {
+    const t = totals(cells.filter((c) => c.policy === policy));
+    return [policy, t.cells, t.declared, t.duplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99].map(String);
+  });
+  return table(['policy', 'cells', 'declared', 'duplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'unknown ms', 'wrongReceipt', 'calls', 'p50 ms', 'p99 ms'], rows);
+}
+
+/** One row per cell (for --verbose). */
+export function cellTable(cells: readonly CellResult[]): string {
+  const rows = cells.map((c) => [c.workload, c.fault, c.policy, String(c.seed), String(c.declared), String(c.duplicates), String(c.missing), String(c.falseDedup), String(c.unresolved), String(c.escalations), String(c.timeInUnknownMs), String(c.wrongReceipt), String(c.latencyMs.p50), String(c.latencyMs.p99), String(c.faultInjected), c.error ? 'BROKEN' : '']);
+  return table(['workload', 'fault', 'policy', 'seed', 'declared', 'dup', 'missing', 'falseDedup', 'unresolved', 'escal', 'unknown ms', 'wrongRcpt', 'p50', 'p99', 'injected', ''], rows);
+}
+
+export function cellLine(c: CellResult): string {
+  const name = `${c.workload} × ${c.fault} × ${c.policy}${c.seed === 1 ? '' : ` (seed ${c.seed})`}`;
+  if (c.error) return `${name}: BROKEN — ${c.error.split('\n')[0]}`;
+  return `${name.padEnd(52)} dup ${c.duplicates} missing ${c.missing} falseDedup ${c.falseDedup} unresolved ${c.unresolved} escalated ${c.escalations} injected ${c.faultInjected} (${(c.elapsedMs / 1000).toFixed(1)} s)`;
+}
+
+export function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}

@@ -1,0 +1,145 @@
+/**
+ * Benchmark workloads: what the agent is asked to do, and what the world may look like afterwards.
+ * Each intent is one declared effect with an allowed multiplicity (how many provider-side records
+ * of its business identity may exist) and the arguments a model regenerates or rephrases on retry.
+ */
+
+export type ProviderKind = 'payments' | 'email' | 'cloud' | 'weak';
+
+/** How the provider's own records of one intent are recognised: by business identity, never by key. */
+export type BusinessIdentity =
+  | { kind: 'charge'; invoiceId: string }
+  | { kind: 'email'; to: string; template: string }
+  | { kind: 'instance'; name: string }
+  | { kind: 'line'; token: string };
+
+export interface IntentSpec {
+  /** Unique within the workload, e.g. `charge` or `email-3`. */
+  id: string;
+  tool: string;
+  /** The harness's plan position; the model never chooses it. */
+  step: string;
+  slot: string;
+  args: Record<string, unknown>;
+  /** Arguments a model regenerates with the same meaning (4900 ↔ "49.00", spacing, letter case). */
+  equivalents: Record<string, unknown>[];
+  /** A changed or reworded parameter, as a model writes it in a repair attempt. */
+  rephrasings: Record<string, unknown>[];
+  identity: BusinessIdentity;
+  /** Provider-side records of this identity the workload allows (and expects). */
+  multiplicity: number;
+  /** A declared, intentional repeat of an earlier intent (DESIGN.md: `repeat: {reason}`). */
+  repeat?: { reason: string };
+  /** Intents that must be done before this one starts (charge, then email the receipt). */
+  dependsOn?: string[];
+}
+
+export interface Workload {
+  name: string;
+  summary: string;
+  providers: ProviderKind[];
+  /** `tag` is unique per cell and appears in every business identifier, so cells never mix. */
+  intents(tag: string): IntentSpec[];
+}
+
+const registry = new Map<string, Workload>();
+
+/** The hook later workloads use (trip-booking, subscription-renewal, a declared-repeat reminder). */
+export function registerWorkload(workload: Workload): void {
+  if (registry.has(workload.name)) throw new Error(`workload ${workload.name} is registered twice`);
+  registry.set(workload.name, workload);
+}
+
+export function workload(name: string): Workload | undefined {
+  return registry.get(name);
+}
+
+export function workloadNames(): string[] {
+  return [...registry.keys()];
+}
+
+/** The matrix of issue 3, in its order. */
+export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email'] as const;
+
+function chargeIntent(tag: string): IntentSpec {
+  const invoiceId = `INV-${tag}`;
+  const args = { invoiceId, amount: 4900, currency: 'usd', customer: `cus_${tag}`, description: `Invoice ${invoiceId}` };
+  return {
+    id: 'charge', tool: 'payments.charge', step: 'charge-invoice', slot: '0', args,
+    equivalents: [{ ...args, amount: '49.00' }, { ...args, amount: '49.00 USD' }, { ...args, currency: 'USD' }],
+    rephrasings: [{ ...args, description: `Payment for invoice ${invoiceId}` }, { ...args, description: `Invoice ${invoiceId} (second try)` }],
+    identity: { kind: 'charge', invoiceId },
+    multiplicity: 1,
+  };
+}
+
+function emailIntent(id: string, step: string, slot: string, to: string, template: string, subject: string, text: string, rephrased: string): IntentSpec {
+  const args = { to, subject, text, template };
+  return {
+    id, tool: 'email.send', step, slot, args,
+    equivalents: [{ ...args, to: to.toUpperCase() }, { ...args, subject: `  ${subject} ` }],
+    rephrasings: [{ ...args, subject: rephrased }, { ...args, text: `${text} (resent)` }],
+    identity: { kind: 'email', to, template },
+    multiplicity: 1,
+  };
+}
+
+registerWorkload({
+  name: 'charge',
+  summary: 'charge one invoice (payments.charge, Stripe v1 keys)',
+  providers: ['payments'],
+  intents: (tag) => [chargeIntent(tag)],
+});
+
+registerWorkload({
+  name: 'email-5',
+  summary: 'email an itinerary to 5 recipients: 5 slots, each exactly once (email.send, Resend keys)',
+  providers: ['email'],
+  intents: (tag) => Array.from({ length: 5 }, (_, i) =>
+    emailIntent(`email-${i + 1}`, 'send-itinerary', String(i), `guest${i + 1}.${tag}@example.com`, 'itinerary',
+      'Your itinerary for the Lisbon trip', 'Flight TP1234 departs 09:40. Hotel Casa Azul, 3 nights.', 'Your Lisbon trip itinerary')),
+});
+
+registerWorkload({
+  name: 'cloud-create',
+  summary: 'launch one named instance (cloud.create-instance, AWS client tokens per account and region)',
+  providers: ['cloud'],
+  intents: (tag) => {
+    const args = { name: `web-${tag}`, size: 'small', image: 'debian-12', region: 'eu-west-1' };
+    return [{
+      id: 'instance', tool: 'cloud.create-instance', step: 'launch-web', slot: '0', args,
+      equivalents: [{ ...args, name: ` web-${tag} ` }, { name: args.name, size: 'small' }],
+      rephrasings: [{ ...args, size: 'medium' }, { ...args, image: 'debian-12-slim' }],
+      identity: { kind: 'instance', name: args.name },
+      multiplicity: 1,
+    }];
+  },
+});
+
+registerWorkload({
+  name: 'append-line',
+  summary: 'append one shipment line to a journal (weak.append-line: no key; lookup by stamped reference)',
+  providers: ['weak'],
+  intents: (tag) => {
+    const token = `ORD-${tag}`;
+    const args = { file: 'shipments.log', line: `${token} packed and handed to the carrier` };
+    return [{
+      id: 'line', tool: 'weak.append-line', step: 'log-shipment', slot: '0', args,
+      equivalents: [{ ...args, line: `  ${args.line} ` }, { line: args.line }],
+      rephrasings: [{ ...args, line: `${token}: packed, handed to carrier` }, { ...args, line: `${token} shipped (carrier pickup)` }],
+      identity: { kind: 'line', token },
+      multiplicity: 1,
+    }];
+  },
+});
+
+registerWorkload({
+  name: 'charge-then-email',
+  summary: 'charge an invoice, then email the receipt: two steps, the email only after the charge is done',
+  providers: ['payments', 'email'],
+  intents: (tag) => [
+    chargeIntent(tag),
+    { ...emailIntent('receipt-email', 'email-receipt', '0', `billing.${tag}@example.com`, 'payment-receipt',
+      `Payment received for INV-${tag}`, 'We received 49.00 USD. Thank you.', `Receipt: your payment for INV-${tag}`), dependsOn: ['charge'] },
+  ],
+});

@@ -1,0 +1,39 @@
+import { canonicalJson } from './canonical-json.js';
+import { effectStatus, type EffectState } from './effect-state.js';
+import { sha256Hex } from './identity.js';
+import type { CanonicalArgs } from './arg-fields.js';
+
+/**
+ * What makes two effects "the same thing" in business terms: the tool, its target and the fields
+ * its contract names (invoice + amount for a charge, recipient + template for an email). Keys,
+ * steps and wording outside those fields don't count.
+ */
+export function contentKeyOf(tool: string, target: string, args: CanonicalArgs, businessFields: readonly string[] | undefined): string {
+  const fields = businessFields ?? Object.keys(args);
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) picked[field] = args[field] ?? null;
+  return `content-${sha256Hex(canonicalJson({ tool, target, fields: picked })).slice(0, 32)}`;
+}
+
+/** States in which a matching effect holds a new one back: it happened, or it may have. */
+const HOLDING = new Set(['committed', 'dispatching', 'unknown', 'escalated', 'terminal_failure', 'declared']);
+
+/**
+ * The effect of the same content that holds a new step back, preferring one that is done.
+ * A declared repeat never matches (the caller skips the check), and neither does an effect that
+ * proved not to have happened, nor another held one.
+ */
+export function findContentMatch(effects: Iterable<EffectState>, contentKey: string, excludeEffectId: string, now: number): EffectState | undefined {
+  let open: EffectState | undefined;
+  for (const effect of effects) {
+    if (effect.effectId === excludeEffectId || effect.declared.contentKey !== contentKey) continue;
+    const status = effectStatus(effect, now);
+    if (status === 'committed') return effect;
+    if (HOLDING.has(status)) open ??= effect;
+  }
+  return open;
+}
+
+export function holdsBack(effect: EffectState, now: number): boolean {
+  return HOLDING.has(effectStatus(effect, now));
+}

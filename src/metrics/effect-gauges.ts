@@ -1,0 +1,39 @@
+import { effectStatus, unknownSinceAt, type EffectState, type EffectStatus } from '../core/effect-state.js';
+
+/** What the ledger says right now, shaped for gauges: counts and ages per tool, never per effect. */
+export interface EffectGauges {
+  byToolAndState: { tool: string; state: EffectStatus; count: number }[];
+  /** Escalated or terminal effects: nothing moves them but an operator. */
+  waitingForHuman: { tool: string; state: EffectStatus; count: number }[];
+  /** Age of the oldest effect still unknown (or escalated), per tool. */
+  oldestUnknownSeconds: { tool: string; seconds: number }[];
+}
+
+const HUMAN: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure']);
+const UNSETTLED_UNKNOWN: ReadonlySet<EffectStatus> = new Set(['unknown', 'escalated']);
+
+export function effectGauges(effects: Iterable<EffectState>, now: number): EffectGauges {
+  const counts = new Map<string, { tool: string; state: EffectStatus; count: number }>();
+  const oldest = new Map<string, number>();
+  for (const effect of effects) {
+    const { tool } = effect.declared;
+    const state = effectStatus(effect, now);
+    const key = `${tool}\u0000${state}`;
+    const row = counts.get(key) ?? { tool, state, count: 0 };
+    row.count++;
+    counts.set(key, row);
+    if (UNSETTLED_UNKNOWN.has(state)) {
+      const since = unknownSinceAt(effect, now);
+      if (since !== undefined) oldest.set(tool, Math.min(oldest.get(tool) ?? Infinity, since));
+    }
+  }
+  const byToolAndState = [...counts.values()];
+  // Explicit zeros for every tool seen, so "nothing is waiting" is a 0 on the dashboard, not a gap.
+  const tools = new Set(byToolAndState.map((r) => r.tool));
+  const waitingForHuman = [...tools].flatMap((tool) => [...HUMAN].map((state) => ({ tool, state, count: counts.get(`${tool}\u0000${state}`)?.count ?? 0 })));
+  return {
+    byToolAndState,
+    waitingForHuman,
+    oldestUnknownSeconds: [...oldest].map(([tool, since]) => ({ tool, seconds: Math.max(0, (now - since) / 1000) })),
+  };
+}

@@ -1,0 +1,50 @@
+import { effectStatus, type EffectState, type EffectStatus } from '../core/effect-state.js';
+
+/** One workflow as a list row: where its effects stand and whether a human is needed. */
+export interface WorkflowSummary {
+  tenant: string;
+  workflowId: string;
+  effects: number;
+  states: Partial<Record<EffectStatus, number>>;
+  tools: string[];
+  /** Some effect is escalated or terminal: only an operator moves it. */
+  needsOperator: boolean;
+  /** Some effect is unknown or in flight. */
+  open: boolean;
+  firstEventAt: string;
+  lastEventAt: string;
+}
+
+const OPERATOR: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure']);
+const OPEN: ReadonlySet<EffectStatus> = new Set(['unknown', 'dispatching', 'declared', 'held']);
+
+/** Groups effects into workflows, most recently active first. */
+export function summarizeWorkflows(effects: Iterable<EffectState>, now: number): WorkflowSummary[] {
+  const byWorkflow = new Map<string, { tenant: string; workflowId: string; effects: EffectState[] }>();
+  for (const effect of effects) {
+    const { tenant, workflowId } = effect.declared;
+    const key = `${tenant}\u0000${workflowId}`;
+    const group = byWorkflow.get(key) ?? { tenant, workflowId, effects: [] };
+    group.effects.push(effect);
+    byWorkflow.set(key, group);
+  }
+  const rows = [...byWorkflow.values()].map(({ tenant, workflowId, effects: members }) => {
+    const states: Partial<Record<EffectStatus, number>> = {};
+    for (const e of members) {
+      const s = effectStatus(e, now);
+      states[s] = (states[s] ?? 0) + 1;
+    }
+    const seen = Object.keys(states) as EffectStatus[];
+    return {
+      tenant, workflowId, effects: members.length, states,
+      tools: [...new Set(members.map((e) => e.declared.tool))].sort(),
+      needsOperator: seen.some((s) => OPERATOR.has(s)),
+      open: seen.some((s) => OPEN.has(s)),
+      first: Math.min(...members.map((e) => e.declared.at)),
+      last: Math.max(...members.map((e) => e.lastEventAt)),
+    };
+  });
+  return rows
+    .sort((a, b) => b.last - a.last || a.workflowId.localeCompare(b.workflowId))
+    .map(({ first, last, ...row }) => ({ ...row, firstEventAt: new Date(first).toISOString(), lastEventAt: new Date(last).toISOString() }));
+}

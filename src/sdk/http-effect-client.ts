@@ -1,0 +1,92 @@
+import type { AgentOutcome } from '../core/agent-outcome.js';
+
+export interface HttpEffectClientOptions {
+  /** effectd's base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** An agent credential (never an operator one in a harness). */
+  token: string;
+  /** Per request; a request that times out is answered `unknown`, never thrown away. */
+  timeoutMs?: number;
+}
+
+export interface EffectSubmission {
+  workflowId: string;
+  step: string | number;
+  slot?: string | number;
+  tool: string;
+  args: Record<string, unknown>;
+  repeat?: { reason: string };
+  principal?: string;
+}
+
+export interface Decision {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+export interface HistoryStep {
+  step: string;
+  decision?: Decision;
+  outcomes: { slot: string; effectId: string; status: 'done' | 'not_done' | 'unknown'; receipt?: string; message: string }[];
+}
+
+/**
+ * What a harness uses over HTTP: submit effects, journal decisions, read the history of facts.
+ * It never mints keys; workflowId and step come from the harness.
+ */
+export class HttpEffectClient {
+  constructor(private readonly options: HttpEffectClientOptions) {}
+
+  /** Submits one effect. A lost or timed-out answer is `unknown` (the effect may exist): ask again with the same step. */
+  async submit(effect: EffectSubmission): Promise<AgentOutcome> {
+    try {
+      const { status, body } = await this.request('POST', '/v1/effects', effect);
+      if (status === 200 || status === 409) return body as AgentOutcome;
+      throw new Error(`effectd refused the effect (HTTP ${status}): ${(body as { message?: string }).message ?? JSON.stringify(body)}`);
+    } catch (error) {
+      if ((error as Error).name !== 'TimeoutError' && !(error instanceof TypeError)) throw error;
+      return {
+        status: 'unknown', effectId: '', state: 'unknown', tool: effect.tool, target: '', replayed: false,
+        message: `unknown: no answer from effectd (${(error as Error).message}); submit step ${effect.step} again — it is the same effect and will not run twice.`,
+      };
+    }
+  }
+
+  async effect(effectId: string): Promise<AgentOutcome> {
+    return (await this.ok('GET', `/v1/effects/${encodeURIComponent(effectId)}`)) as AgentOutcome;
+  }
+
+  /** Journals a decision; when the step was decided already, the recorded one comes back (`replayed`). */
+  async recordDecision(workflowId: string, step: string, decision: Decision & { decidedBy?: string }): Promise<{ decision: Decision; replayed: boolean }> {
+    return (await this.ok('POST', `/v1/workflows/${encodeURIComponent(workflowId)}/decisions`, { step, ...decision })) as { decision: Decision; replayed: boolean };
+  }
+
+  async decisions(workflowId: string): Promise<Map<string, Decision>> {
+    const { status, body } = await this.request('GET', `/v1/workflows/${encodeURIComponent(workflowId)}/decisions`);
+    if (status === 404) return new Map();
+    if (status !== 200) throw new Error(`effectd: HTTP ${status} reading decisions`);
+    return new Map((body as { decisions: (Decision & { step: string })[] }).decisions.map((d) => [d.step, { tool: d.tool, args: d.args }]));
+  }
+
+  /** The facts of the workflow so far, from the ledger: what to hand the model instead of its own memory. */
+  async history(workflowId: string): Promise<HistoryStep[]> {
+    return ((await this.ok('GET', `/v1/workflows/${encodeURIComponent(workflowId)}/history`)) as { steps: HistoryStep[] }).steps;
+  }
+
+  private async ok(method: string, path: string, body?: unknown): Promise<unknown> {
+    const answer = await this.request(method, path, body);
+    if (answer.status >= 300) throw new Error(`effectd: ${method} ${path} → HTTP ${answer.status}: ${(answer.body as { message?: string })?.message ?? ''}`);
+    return answer.body;
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${this.options.url.replace(/\/+$/, '')}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+}
