@@ -35,8 +35,10 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
-export function clear(el) {
+/** Empties `el`, then appends `children` (skipping null/undefined/false). */
+export function clear(el, ...children) {
   while (el.firstChild) el.removeChild(el.firstChild);
+  append(el, children);
   return el;
 }
 

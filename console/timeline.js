@@ -2,8 +2,7 @@
 // time in `unknown` and time with a human as shaded bands on a shared time axis.
 import { clock, duration, s, STATE_LABEL } from './dom.js';
 
-const W = 1100;
-const GUTTER = 250;
+const GUTTER = 260;
 const RIGHT = 24;
 const AXIS = 36;
 const LANE = 48;
@@ -30,10 +29,10 @@ function tickLabel(ms) {
   return ms === 0 ? '+0' : `+${duration(ms).replace(/\.0 s$/, ' s')}`;
 }
 
-export function makeScale(t0, t1, kind) {
+export function makeScale(t0, t1, kind, width) {
   const span = Math.max(t1 - t0, 1);
   const x0 = GUTTER + 8;
-  const x1 = W - RIGHT;
+  const x1 = width - RIGHT;
   if (kind === 'log') {
     const max = Math.log10(1 + span);
     const x = (t) => x0 + (Math.log10(1 + Math.max(0, t - t0)) / max) * (x1 - x0);
@@ -59,7 +58,7 @@ function title(text) {
 
 /**
  * workflow: the GET /v1/workflows/:id answer. Returns {svg, scale}.
- * options: { now, scale: 'linear' | 'log' | 'auto', selected: effectId, onSelect(effectId) }
+ * options: { now, width (px), scale: 'linear' | 'log' | 'auto', selected: effectId, onSelect(effectId) }
  */
 export function workflowPicture(workflow, options) {
   const now = options.now ?? Date.now();
@@ -71,10 +70,11 @@ export function workflowPicture(workflow, options) {
   const t0 = Math.min(...times);
   const t1 = Math.max(...times, open ? now : -Infinity);
   const kind = options.scale === 'auto' || !options.scale ? autoScale(t0, t1, events) : options.scale;
-  const sc = makeScale(t0, t1, kind);
+  const W = Math.max(760, Math.round(options.width ?? 1100));
+  const sc = makeScale(t0, t1, kind, W);
   const lanes = [...(decisions.length ? [{ kind: 'decisions' }] : []), ...effects.map((effect) => ({ kind: 'effect', effect }))];
   const height = AXIS + lanes.length * LANE + 14;
-  const svg = s('svg', { viewBox: `0 0 ${W} ${height}`, width: '100%', class: 'timeline', role: 'img', 'aria-label': `timeline of workflow ${workflow.workflowId}` });
+  const svg = s('svg', { viewBox: `0 0 ${W} ${height}`, width: W, height, class: 'timeline', role: 'img', 'aria-label': `timeline of workflow ${workflow.workflowId}` });
   svg.append(defs());
 
   // Axis and grid.
@@ -113,7 +113,7 @@ export function workflowPicture(workflow, options) {
     label.append(s('rect', { x: 0, y, width: GUTTER, height: LANE, class: 'label-hit' }));
     label.append(s('circle', { cx: 16, cy: y + 17, r: 5, fill: STATE_COLOR[effect.state] ?? '#8c959f' }));
     label.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, `step ${effect.step}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''}`, s('tspan', { class: `lane-state state-${effect.state}`, dx: 8 }, STATE_LABEL[effect.state] ?? effect.state)));
-    label.append(s('text', { x: 28, y: y + 37, class: 'lane-sub' }, truncate(`${effect.tool} · ${effect.target}`, 38)));
+    label.append(s('text', { x: 28, y: y + 37, class: 'lane-sub' }, truncate(`${effect.tool} · ${effect.target}`, 33)));
     label.append(title(`${effect.tool} for ${effect.target}\n${effect.effectId}\n${effect.message ?? ''}`));
     if (options.onSelect) {
       label.addEventListener('click', () => options.onSelect(effect.effectId));
@@ -180,7 +180,7 @@ function mark(g, sc, e, mid) {
       g.append(s('circle', { cx: x, cy: mid, r: 6, fill: OUTCOME_COLOR[e.event.outcome] ?? '#8c959f', class: 'mark outcome', ...data }, tip));
       break;
     case 'ReconciliationChecked':
-      g.append(s('rect', { x: x - 4, y: mid + 9, width: 8, height: 8, rx: 1, fill: VERDICT_COLOR[e.event.verdict] ?? '#8c959f', class: 'mark check', ...data }, tip));
+      g.append(s('rect', { x: x - 4.5, y: mid + 9, width: 9, height: 9, rx: 1.5, fill: VERDICT_COLOR[e.event.verdict] ?? '#8c959f', class: 'mark check', ...data }, tip));
       break;
     case 'EffectEscalated':
       g.append(s('path', { d: `M${x} ${mid - 8} L${x + 7} ${mid + 5} L${x - 7} ${mid + 5} Z`, class: 'mark escalated', ...data }, tip));

@@ -6,11 +6,14 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { CredentialBook } from '../runtime/credentials.js';
 import { AuthGuard } from './auth.guard.js';
+import { consoleRouter } from './console-assets.js';
 import { DecisionsController } from './decisions.controller.js';
+import { SagasController } from './sagas.controller.js';
 import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
 import { HealthController } from './health.controller.js';
 import { RUNTIME } from './runtime.token.js';
+import { SessionController } from './session.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 
 @Module({})
@@ -18,7 +21,7 @@ class ApiModule {
   static forRuntime(runtime: EffectdRuntime): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [EffectsController, WorkflowsController, DecisionsController, HealthController],
+      controllers: [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController],
       providers: [{ provide: RUNTIME, useValue: runtime }, { provide: CredentialBook, useValue: runtime.credentials }, AuthGuard],
     };
   }
@@ -45,6 +48,7 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
     }
     next(error);
   });
+  app.use(consoleRouter());
   app.useGlobalFilters(new EffectdErrorFilter());
   app.enableShutdownHooks();
   await app.listen(port, host);

@@ -49,6 +49,7 @@ export class WorkflowsController {
         ...(e.settledAt !== undefined ? { settledAt: new Date(e.settledAt).toISOString() } : {}),
         ...(e.resolvedBy ? { resolvedBy: e.resolvedBy } : {}),
       })),
+      ...(state.saga ? { saga: await this.runtime.sagaRunner.view(tenant, workflowId) } : {}),
       timeline: recorded.map((r) => ({ revision: r.revision, position: r.position, at: new Date(r.event.at).toISOString(), type: r.event.type, effectId: isEffectEvent(r.event) ? r.event.effectId : undefined, summary: describeEvent(r.event), event: r.event })),
     };
   }

@@ -19,6 +19,8 @@ export const BENCH_TIMINGS = {
   shortRetentionMs: 600,
   searchLagMs: 300,
   describeLagMs: 200,
+  /** key-expired cells: lookups lag past the retention, so the key is gone while the outcome is still open. */
+  keyExpiredLookupLagMs: 800,
   bootMs: 100,
   /** late-commit: the provider commits this long after receipt, past the caller's timeout. */
   lateCommitMs: 620,
@@ -88,13 +90,14 @@ export function baselineTools(providerUrls: Record<ProviderKind, string>, retent
 
 /** The simulated providers' settings that match the contracts above. */
 export function simulatorOptions(kind: ProviderKind, retentionMs: number): Record<string, unknown> {
+  const shortKeys = retentionMs < BENCH_TIMINGS.keyExpiredLookupLagMs;
   switch (kind) {
     case 'payments':
-      return { retentionMs, searchLagMs: BENCH_TIMINGS.searchLagMs };
+      return { retentionMs, searchLagMs: shortKeys ? BENCH_TIMINGS.keyExpiredLookupLagMs : BENCH_TIMINGS.searchLagMs };
     case 'email':
       return { retentionMs, listLagMs: 0 };
     case 'cloud':
-      return { tokenLifetimeMs: retentionMs, describeLagMs: BENCH_TIMINGS.describeLagMs, bootMs: BENCH_TIMINGS.bootMs };
+      return { tokenLifetimeMs: retentionMs, describeLagMs: shortKeys ? BENCH_TIMINGS.keyExpiredLookupLagMs : BENCH_TIMINGS.describeLagMs, bootMs: BENCH_TIMINGS.bootMs };
     case 'weak':
       return {};
   }

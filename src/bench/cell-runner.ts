@@ -142,7 +142,8 @@ export async function runCell(spec: CellSpec, options: CellOptions): Promise<Cel
       const records = recordsOf(intent.identity, oracles);
       evidence.push({
         intentId: intent.id, multiplicity: intent.multiplicity, repeat: intent.repeat !== undefined, present: records.length,
-        final: outcome.status, ...(outcome.receipt ? { receipt: outcome.receipt } : {}), knownReceipts: records.flatMap((r) => r.receipts),
+        final: outcome.status, ...(outcome.receipt ? { receipt: outcome.receipt } : {}),
+        knownReceipts: records.some((r) => r.receipts === 'none') ? 'unchecked' : records.flatMap((r) => (r.receipts === 'none' ? [] : r.receipts)),
       });
       intentsOut.push({ ...outcome, present: records.length, providerRecords: records.map((r) => r.id) });
     }

@@ -1,15 +1,18 @@
 import type { BusinessIdentity, ProviderKind } from './workloads.js';
 
-/** One effect as the provider recorded it, and every receipt that names it. */
+/** One effect as the provider recorded it, and every receipt that names it (none: the provider issues no id). */
 export interface ProviderRecord {
   id: string;
-  receipts: string[];
+  receipts: string[] | 'none';
 }
 
 interface PaymentsOracle { charges: { id: string; metadata: Record<string, string> }[] }
 interface EmailOracle { emails: { id: string; to: string[]; headers: Record<string, string> }[] }
 interface CloudOracle { instances: { instanceId: string; name: string; terminatedAtMs: number | null }[] }
-interface WeakOracle { lines: { file: string; lineNumber: number; line: string }[] }
+interface WeakOracle {
+  lines: { file: string; lineNumber: number; line: string }[];
+  notifications: { seq: number; channel: string; text: string }[];
+}
 
 export type Oracles = Partial<Record<ProviderKind, unknown>>;
 
@@ -38,5 +41,9 @@ export function recordsOf(identity: BusinessIdentity, oracles: Oracles): Provide
       return ((oracles.weak as WeakOracle | undefined)?.lines ?? [])
         .filter((l) => l.line.includes(identity.token))
         .map((l) => ({ id: `${l.file}:${l.lineNumber}`, receipts: [`${l.file}:${l.lineNumber}`, ...[...l.line.matchAll(REF)].map((m) => `ref:${m[1]}`)] }));
+    case 'notification':
+      return ((oracles.weak as WeakOracle | undefined)?.notifications ?? [])
+        .filter((n) => n.channel === identity.channel && n.text.includes(identity.token))
+        .map((n) => ({ id: `notification:${n.seq}`, receipts: 'none' }));
   }
 }

@@ -12,8 +12,8 @@ export interface IntentEvidence {
   /** The system's last word on the intent. */
   final: FinalStatus;
   receipt?: string;
-  /** Every receipt naming one of the present records. */
-  knownReceipts: string[];
+  /** Every receipt naming one of the present records; 'unchecked' when the provider issues none. */
+  knownReceipts: string[] | 'unchecked';
 }
 
 export interface IntentScore {
@@ -47,7 +47,7 @@ export function scoreIntent(evidence: IntentEvidence): IntentScore {
     missing: open ? 0 : shortfall - falseDedup,
     falseDedup,
     unresolved: open ? evidence.multiplicity : 0,
-    wrongReceipt: evidence.final === 'done' && evidence.receipt !== undefined && !evidence.knownReceipts.includes(evidence.receipt) ? 1 : 0,
+    wrongReceipt: evidence.final === 'done' && evidence.receipt !== undefined && evidence.knownReceipts !== 'unchecked' && !evidence.knownReceipts.includes(evidence.receipt) ? 1 : 0,
   };
 }
 

@@ -7,8 +7,10 @@ import type { IntentSpec } from './workloads.js';
 export interface AgentProfile {
   /** On a retry after an error, the model regenerates its arguments with this probability. */
   regenerate: number;
-  /** On `unknown`, the model resubmits the same step (a repair attempt, maybe reworded). */
+  /** On `unknown`, the model resubmits the same step (a repair attempt, maybe reworded)… */
   repairOnUnknown: number;
+  /** …at most this many times per intent before it waits. */
+  maxRepairsOnUnknown: number;
   /** On `unknown`, the model decides again: a new step, i.e. a new effect. */
   redecideOnUnknown: number;
   /** Tool calls the model makes for one intent before it gives up. */
@@ -19,7 +21,7 @@ export interface AgentProfile {
   restartMs: number;
 }
 
-export const DEFAULT_PROFILE: AgentProfile = { regenerate: 0.35, repairOnUnknown: 0.5, redecideOnUnknown: 0.3, maxDecisions: 5, thinkMs: [40, 120], restartMs: 150 };
+export const DEFAULT_PROFILE: AgentProfile = { regenerate: 0.35, repairOnUnknown: 0.5, maxRepairsOnUnknown: 2, redecideOnUnknown: 0.3, maxDecisions: 5, thinkMs: [100, 250], restartMs: 150 };
 
 /**
  * Defaults per policy: an effectd harness enforces "do not start another" (the model is never
@@ -78,6 +80,7 @@ interface Journal {
   calls: number;
   nextStepNumber: number;
   driftPending: boolean;
+  repairsOnUnknown: number;
 }
 
 const WITH_A_HUMAN = new Set(['escalated', 'terminal_failure']);
@@ -167,7 +170,7 @@ export class ScriptedAgent {
   }
 
   private freshJournal(intent: IntentSpec): Journal {
-    return { step: intent.step, decided: intent.args, args: intent.args, steps: [intent.step], calls: 0, nextStepNumber: 1, driftPending: this.driftIntents.has(intent.id) };
+    return { step: intent.step, decided: intent.args, args: intent.args, steps: [intent.step], calls: 0, nextStepNumber: 1, driftPending: this.driftIntents.has(intent.id), repairsOnUnknown: 0 };
   }
 
   private async runWithRestarts(intent: IntentSpec): Promise<IntentOutcome> {
@@ -203,10 +206,25 @@ export class ScriptedAgent {
       return { intentId: intent.id, ...finalOf(observation), steps: journal.steps, calls: journal.calls, unknownMs };
     };
     let last: Observation | undefined;
-    while (journal.calls < this.profile.maxDecisions && Date.now() < this.deadline) {
+    /** The current step's open effect, which an obedient harness waits for even when the model gives up. */
+    let open: Extract<Observation, { kind: 'unknown' }> | undefined;
+    const settle = async (observation: Extract<Observation, { kind: 'unknown' }>): Promise<Observation> => {
+      this.note(intent.id, 'wait', 'unknown: the harness waits for effectd to settle it');
+      this.parkedSignals.get(intent.id)?.();
+      const settled = await this.policy.settle!(observation, this.callFor(intent, journal, new AbortController().signal), this.deadline);
+      track(settled);
+      this.note(intent.id, 'settled', brief(settled));
+      return settled;
+    };
+    // Waiting is not deciding: an effect effectd proves absent after a wait earns the model one more try.
+    let budget = this.profile.maxDecisions;
+    while (journal.calls < budget && Date.now() < this.deadline) {
+      const stepBefore = journal.step;
       const observation = await this.toolCall(intent, journal);
       track(observation);
       last = observation;
+      if (journal.step !== stepBefore) open = undefined;
+      if (observation.kind === 'unknown' && observation.effectId) open = observation;
       switch (observation.kind) {
         case 'done':
           return finish(observation);
@@ -224,9 +242,11 @@ export class ScriptedAgent {
           await this.think();
           continue;
         case 'unknown': {
-          const canDecide = journal.calls < this.profile.maxDecisions;
+          const canDecide = journal.calls < budget;
           if (this.policy.obeysUnknown) {
-            if (canDecide && (journal.driftPending || this.rng.chance(this.profile.repairOnUnknown))) {
+            const mayRepair = journal.repairsOnUnknown < this.profile.maxRepairsOnUnknown;
+            if (canDecide && mayRepair && (journal.driftPending || this.rng.chance(this.profile.repairOnUnknown))) {
+              journal.repairsOnUnknown += 1;
               this.repair(intent, journal, 'unknown: the model repeats the same step');
               await this.think();
               continue;
@@ -236,13 +256,11 @@ export class ScriptedAgent {
               await this.think();
               continue;
             }
-            this.note(intent.id, 'wait', 'unknown: the harness waits for effectd to settle it');
-            this.parkedSignals.get(intent.id)?.();
-            const settled = await this.policy.settle!(observation, this.callFor(intent, journal, new AbortController().signal), this.deadline);
-            track(settled);
+            const settled = await settle(observation);
             last = settled;
-            this.note(intent.id, 'settled', brief(settled));
-            if (settled.kind === 'not_done' && canDecide) {
+            if (settled.kind === 'not_done') {
+              open = undefined;
+              budget = Math.max(budget, journal.calls + 1);
               this.newStep(intent, journal, 'effectd proved it did not happen: try again as a new step');
               continue;
             }
@@ -257,6 +275,7 @@ export class ScriptedAgent {
         }
       }
     }
+    if (this.policy.obeysUnknown && open && last?.kind !== 'done' && last?.kind !== 'not_done') return finish(await settle(open));
     return finish(last);
   }
 

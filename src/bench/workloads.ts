@@ -11,7 +11,8 @@ export type BusinessIdentity =
   | { kind: 'charge'; invoiceId: string }
   | { kind: 'email'; to: string; template: string }
   | { kind: 'instance'; name: string }
-  | { kind: 'line'; token: string };
+  | { kind: 'line'; token: string }
+  | { kind: 'notification'; channel: string; token: string };
 
 export interface IntentSpec {
   /** Unique within the workload, e.g. `charge` or `email-3`. */
@@ -58,8 +59,11 @@ export function workloadNames(): string[] {
   return [...registry.keys()];
 }
 
-/** The matrix of issue 3, in its order. */
-export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email'] as const;
+/**
+ * The matrix of issue 3, in its order, plus `notify`: a tool with no key and no lookup, the case
+ * effectd can only hand to a human (escalated), which the benchmark must show rather than hide.
+ */
+export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify'] as const;
 
 function chargeIntent(tag: string): IntentSpec {
   const invoiceId = `INV-${tag}`;
@@ -142,4 +146,21 @@ registerWorkload({
     { ...emailIntent('receipt-email', 'email-receipt', '0', `billing.${tag}@example.com`, 'payment-receipt',
       `Payment received for INV-${tag}`, 'We received 49.00 USD. Thank you.', `Receipt: your payment for INV-${tag}`), dependsOn: ['charge'] },
   ],
+});
+
+registerWorkload({
+  name: 'notify',
+  summary: 'post one chat notification (weak.notify: no key, no lookup: a lost reply can only be settled by a human)',
+  providers: ['weak'],
+  intents: (tag) => {
+    const token = `ORD-${tag}`;
+    const args = { channel: 'ops', text: `${token} shipped today` };
+    return [{
+      id: 'notification', tool: 'weak.notify', step: 'notify-ops', slot: '0', args,
+      equivalents: [{ ...args, text: ` ${args.text}  ` }],
+      rephrasings: [{ ...args, text: `${token} has shipped` }, { ...args, text: `Shipped: ${token}` }],
+      identity: { kind: 'notification', channel: 'ops', token },
+      multiplicity: 1,
+    }];
+  },
 });

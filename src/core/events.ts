@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sagaCompensating, sagaFinished, sagaStarted } from './saga/saga-events.js';
 
 /**
  * The ledger's vocabulary. Every event is versioned (`v`); a new version of an event gets a new
@@ -123,7 +124,7 @@ export const effectEvent = z.discriminatedUnion('type', [
   effectReleased,
 ]);
 
-export const ledgerEvent = z.discriminatedUnion('type', [...effectEvent.options, decisionRecorded]);
+export const ledgerEvent = z.discriminatedUnion('type', [...effectEvent.options, decisionRecorded, sagaStarted, sagaCompensating, sagaFinished]);
 
 export type LedgerEvent = z.infer<typeof ledgerEvent>;
 export type EffectEvent = z.infer<typeof effectEvent>;

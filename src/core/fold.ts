@@ -1,11 +1,14 @@
 import { IllegalTransitionError } from './errors.js';
 import { currentAttempt, effectStatus, SETTLED, type EffectState } from './effect-state.js';
+import type { SagaState } from './saga/saga-events.js';
 import { isEffectEvent, type DecisionRecorded, type EffectEvent, type LedgerEvent, type WorkflowEvent } from './events.js';
 
 export interface WorkflowState {
   effects: ReadonlyMap<string, EffectState>;
   /** The model's journaled decisions, by step. */
   decisions: ReadonlyMap<string, DecisionRecorded>;
+  /** The saga this workflow runs, if any. */
+  saga?: SagaState;
   /** Stream revision of the last folded event; -1 for an empty stream. */
   revision: number;
 }
@@ -16,19 +19,33 @@ export const emptyWorkflow: WorkflowState = { effects: new Map(), decisions: new
 export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowState = emptyWorkflow): WorkflowState {
   const effects = new Map(initial.effects);
   const decisions = new Map(initial.decisions);
+  let saga = initial.saga;
   for (const event of events) {
     if (isEffectEvent(event)) effects.set(event.effectId, evolveEffect(effects.get(event.effectId), event));
-    else evolveWorkflow(decisions, event);
+    else saga = evolveWorkflow(decisions, saga, event);
   }
-  return { effects, decisions, revision: initial.revision + events.length };
+  return { effects, decisions, revision: initial.revision + events.length, ...(saga ? { saga } : {}) };
 }
 
-function evolveWorkflow(decisions: Map<string, DecisionRecorded>, event: WorkflowEvent): void {
+function evolveWorkflow(decisions: Map<string, DecisionRecorded>, saga: SagaState | undefined, event: WorkflowEvent): SagaState | undefined {
+  const reject = (from: string, why: string): never => {
+    throw new IllegalTransitionError('workflow', from, event.type, why);
+  };
   switch (event.type) {
     case 'DecisionRecorded':
       if (decisions.has(event.step)) throw new IllegalTransitionError(`step ${event.step}`, 'decided', event.type, 'a step is decided once; replay the recorded decision');
       decisions.set(event.step, event);
-      return;
+      return saga;
+    case 'SagaStarted':
+      if (saga) reject('saga started', 'a workflow runs one saga; starting it again is answered from the ledger');
+      return { started: event };
+    case 'SagaCompensating':
+      if (!saga || saga.finished || saga.compensating) reject(saga ? 'saga compensating or finished' : 'no saga', 'compensation begins once, in a running saga');
+      return { ...saga!, compensating: event };
+    case 'SagaFinished':
+      if (!saga || saga.finished) reject(saga ? 'saga finished' : 'no saga', 'a saga finishes once');
+      if (event.outcome === 'completed' && saga!.compensating) reject('saga compensating', 'a compensating saga cannot complete');
+      return { ...saga!, finished: event };
   }
 }
 

@@ -1,6 +1,12 @@
 import type { LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
 
+interface QueuedRead {
+  stream: string;
+  resolve(events: RecordedEvent[]): void;
+  reject(error: unknown): void;
+}
+
 interface Queued {
   request: AppendRequest;
   resolve(result: AppendResult): void;
@@ -19,6 +25,8 @@ export class GroupCommitLedger implements Ledger {
   readonly kind: string;
   private queue: Queued[] = [];
   private committing = false;
+  private reads: QueuedRead[] = [];
+  private reading = false;
 
   constructor(private readonly inner: Ledger) {
     this.kind = inner.kind;
@@ -40,8 +48,34 @@ export class GroupCommitLedger implements Ledger {
     })));
   }
 
+  /** Reads coalesce the same way: the reads that arrive during one query go together in the next (each sees every append that completed before it was called). */
   readStream(stream: string): Promise<RecordedEvent[]> {
-    return this.inner.readStream(stream);
+    if (!this.inner.readStreams) return this.inner.readStream(stream);
+    return new Promise<RecordedEvent[]>((resolve, reject) => {
+      this.reads.push({ stream, resolve, reject });
+      if (!this.reading) void this.readQueued();
+    });
+  }
+
+  readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
+    return Promise.all(streams.map((s) => this.readStream(s)));
+  }
+
+  private async readQueued(): Promise<void> {
+    this.reading = true;
+    try {
+      while (this.reads.length > 0) {
+        const batch = this.reads.splice(0, MAX_BATCH);
+        try {
+          const results = await this.inner.readStreams!(batch.map((r) => r.stream));
+          batch.forEach((read, i) => read.resolve(results[i]!));
+        } catch (error) {
+          for (const read of batch) read.reject(error);
+        }
+      }
+    } finally {
+      this.reading = false;
+    }
   }
 
   readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {

@@ -39,6 +39,8 @@ export interface Ledger {
    * Optional: adapters without it get one `append` per request (see GroupCommitLedger).
    */
   appendMany?(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]>;
+  /** Many streams in one round trip, each as `readStream` would return it. Optional, like appendMany. */
+  readStreams?(streams: readonly string[]): Promise<RecordedEvent[][]>;
   close(): Promise<void>;
 }
 

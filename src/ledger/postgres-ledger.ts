@@ -156,6 +156,18 @@ export class PostgresLedger implements Ledger {
     }
   }
 
+  async readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
+    if (streams.length === 0) return [];
+    const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = ANY($1::text[]) ORDER BY stream, revision`, [[...new Set(streams)]]);
+    const byStream = new Map<string, RecordedEvent[]>();
+    for (const row of result.rows) {
+      const list = byStream.get(row.stream) ?? [];
+      list.push(toRecorded(row));
+      byStream.set(row.stream, list);
+    }
+    return streams.map((s) => byStream.get(s) ?? []);
+  }
+
   async readStream(stream: string): Promise<RecordedEvent[]> {
     const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = $1 ORDER BY revision`, [stream]);
     return result.rows.map(toRecorded);

@@ -98,6 +98,10 @@ export class SqliteLedger implements Ledger {
     return (this.byStream.all(stream) as Row[]).map(toRecorded);
   }
 
+  async readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
+    return streams.map((stream) => (this.byStream.all(stream) as Row[]).map(toRecorded));
+  }
+
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
     return (this.fromPosition.all(fromPosition, limit) as Row[]).map(toRecorded);
   }

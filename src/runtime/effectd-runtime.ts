@@ -10,6 +10,11 @@ import { loadConfig } from '../providers/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
 import { ReconcilerWorker } from '../shell/reconciler-worker.js';
+import { SagaRegistry } from '../shell/saga-registry.js';
+import { SagaRunner } from '../shell/saga-runner.js';
+import { SagaWorker } from '../shell/saga-worker.js';
+import { sagas as builtinSagas } from '../../sagas/index.js';
+import { OpenSagasProjection } from './open-sagas-projection.js';
 import { OpenEffectsProjection } from './open-effects-projection.js';
 import { tenantContentIndex } from './tenant-content-index.js';
 import { EffectStatesProjection } from './effect-states-projection.js';
@@ -46,6 +51,8 @@ export interface EffectdRuntime {
   readonly now: () => number;
   readonly openEffects: OpenEffectsProjection;
   readonly reconcilerWorker: ReconcilerWorker;
+  readonly sagas: SagaRegistry;
+  readonly sagaRunner: SagaRunner;
   /** Loads the open-effects snapshot and starts reconciling in the background; returns the snapshot's size. */
   startReconciler(): number;
   close(): Promise<void>;
@@ -79,9 +86,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     await effectStates.refresh();
     metrics.setEffectGauges(effectGauges(effectStates.all(), now()));
   });
+  const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
+  const sagaRunner = new SagaRunner(shell, sagas, metrics);
+  const sagaWorker = new SagaWorker(new OpenSagasProjection(ledger), sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
   let reconciling = false;
   return {
-    shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker,
+    shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner,
     effectStates,
     dataDir: options.dataDir,
     secretOrigin: origin,
@@ -90,11 +100,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     startReconciler: () => {
       const loaded = openEffects.load();
       reconcilerWorker.start();
+      sagaWorker.start();
       reconciling = true;
       return loaded;
     },
     close: async () => {
-      if (reconciling) await reconcilerWorker.stop();
+      if (reconciling) await Promise.all([reconcilerWorker.stop(), sagaWorker.stop()]);
       await ledger.close();
     },
   };

@@ -17,6 +17,12 @@ export function describeEvent(event: LedgerEvent): string {
       return `held: the same content as step ${event.matchedStep} (${event.matchedEffectId}, ${event.scope}); nothing sent`;
     case 'EffectReleased':
       return `released by ${event.releasedBy}: ${event.reason}`;
+    case 'SagaStarted':
+      return `saga ${event.saga} v${event.version} started by ${event.startedBy}`;
+    case 'SagaCompensating':
+      return `saga compensating: step ${event.failedStep} failed (${event.reason}); undoing committed steps in reverse order`;
+    case 'SagaFinished':
+      return `saga ${event.outcome}: ${event.reason}`;
     case 'DecisionRecorded':
       return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (by ${event.decidedBy})` : ''}`;
     case 'EffectResolved':

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
-import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
 import { decodeOutcome } from '../transport/wire/outcome-codec.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 
@@ -85,7 +85,8 @@ export class EffectClient {
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
     const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
-    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    // Murmur2, as Java clients: a workflow's commands land on one partition whichever language published them.
+    const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     // Read answers from where the topic ends NOW: seeking there after joining guarantees that no
     // answer to a command published after connect() is missed, however long the join took.

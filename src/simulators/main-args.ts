@@ -13,11 +13,11 @@ Options:
   --port N                listen port (default 0: a free one)
   --host H                listen address (default 127.0.0.1)
   --seed N                stamped into ids so runs are reproducible (default 0)
-  --retention-ms N        key retention: payments/email idempotency keys, cloud client tokens (default 24 h)
-  --search-lag-ms N       lookup lag: payments search (default 1000), cloud describe (500), email list (0)
+  --retention-ms N        key retention: payments/email/travel idempotency keys, cloud client tokens (default 24 h)
+  --search-lag-ms N       lookup lag: payments search (default 1000), cloud describe (500), email/travel list (0)
   --token-lifetime-ms N   cloud only; overrides --retention-ms
   --describe-lag-ms N     cloud only; overrides --search-lag-ms
-  --list-lag-ms N         email only; overrides --search-lag-ms
+  --list-lag-ms N         email and travel only; overrides --search-lag-ms
   --boot-ms N             cloud only: how long an instance stays 'pending' (default 1000)
   --stripe-should-retry   payments only: send Stripe-Should-Retry headers
   --data-dir D            weak only: where append-line journals are written (default a temp dir)
@@ -64,6 +64,7 @@ export function parseMainArgs(argv: string[]): MainArgs {
     },
     email: { retentionMs: num('retention-ms'), listLagMs: num('list-lag-ms') ?? num('search-lag-ms') },
     weak: { dataDir: values['data-dir'] as string | undefined },
+    travel: { retentionMs: num('retention-ms'), listLagMs: num('list-lag-ms') ?? num('search-lag-ms') },
   };
   return {
     help: false,

@@ -4,6 +4,7 @@ import type { IdSource } from './ids.js';
 import { PaymentsSimulator, type PaymentsOptions } from './payments.js';
 import type { SimProvider } from './sim-http.js';
 import type { SimClock } from './sim-clock.js';
+import { TravelSimulator, type TravelOptions } from './travel.js';
 import { WeakToolsSimulator, type WeakToolsOptions } from './weak-tools.js';
 
 export interface SimulatorOptionsByKind {
@@ -11,11 +12,12 @@ export interface SimulatorOptionsByKind {
   cloud: CloudOptions;
   email: EmailOptions;
   weak: WeakToolsOptions;
+  travel: TravelOptions;
 }
 
 export type SimulatorKind = keyof SimulatorOptionsByKind;
 
-export const SIMULATOR_KINDS: readonly SimulatorKind[] = ['payments', 'cloud', 'email', 'weak'];
+export const SIMULATOR_KINDS: readonly SimulatorKind[] = ['payments', 'cloud', 'email', 'weak', 'travel'];
 
 export function isSimulatorKind(value: string): value is SimulatorKind {
   return (SIMULATOR_KINDS as readonly string[]).includes(value);
@@ -36,6 +38,8 @@ export function createProvider<K extends SimulatorKind>(
       return new EmailSimulator(clock, ids, options as EmailOptions);
     case 'weak':
       return new WeakToolsSimulator(clock, ids, options as WeakToolsOptions);
+    case 'travel':
+      return new TravelSimulator(clock, ids, options as TravelOptions);
     default:
       throw new Error(`Unknown simulator kind: ${String(kind)}`);
   }

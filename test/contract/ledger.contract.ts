@@ -135,6 +135,18 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
       expect((await ledger.readStream(b)).map((e) => e.event.type)).toEqual(['EffectDeclared']);
     }));
 
+    it('readStreams: many streams in one call, each as readStream returns it (unknown ones empty, order kept)', withLedger(async (ledger) => {
+      if (!ledger.readStreams) return;
+      const [a, b, c] = [streamName(), streamName(), streamName()];
+      await ledger.append(a, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);
+      await ledger.append(b, [declared('e2')], NO_STREAM);
+      const [rb, rc, ra, rb2] = await ledger.readStreams([b, c, a, b]);
+      expect(ra).toEqual(await ledger.readStream(a));
+      expect(rb!.map((e) => e.event.type)).toEqual(['EffectDeclared']);
+      expect(rb2).toEqual(rb);
+      expect(rc).toEqual([]);
+    }));
+
     it('keeps what was appended across a reopen', withLedger(async (ledger) => {
       const stream = streamName();
       await ledger.append(stream, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);

@@ -1,5 +1,6 @@
 // The Kafka ingress on the real broker (npm run services:up), PostgreSQL ledger in a fresh schema,
 // topics and group of this run only.
+import { workflowStream } from '../../src/core/streams.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
@@ -52,7 +53,7 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     expect(answer.effectId).toMatch(/^eff_/);
     const truth = await chargesFor(payments, cmd.args.invoiceId);
     expect(truth.map((c) => c.id)).toEqual([answer.receipt]);
-    const timeline = (await runtime.ledger.readStream(`workflow-default-${cmd.workflowId}`)).map((r) => r.event.type);
+    const timeline = (await runtime.ledger.readStream(workflowStream("default", cmd.workflowId))).map((r) => r.event.type);
     expect(timeline).toEqual(['EffectDeclared', 'AttemptStarted', 'AttemptFinished']);
   });
 

@@ -1,3 +1,4 @@
+import { workflowStream } from '../../src/core/streams.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../../src/core/events.js';
@@ -23,8 +24,8 @@ describe('a restart with 100,000 settled effects and 100 open ones', () => {
   it('picks up the 100 open effects within a second, without scanning history', async () => {
     const dataDir = tempDir();
     const seed = new SqliteLedger(join(dataDir, 'ledger.db'), { synchronous: 'NORMAL' });
-    for (let i = 0; i < SETTLED; i++) await seed.append(`workflow-default-bulk-${i}`, effectEvents(i, false), NO_STREAM);
-    for (let i = 0; i < OPEN; i++) await seed.append(`workflow-default-open-${i}`, effectEvents(i, true), NO_STREAM);
+    for (let i = 0; i < SETTLED; i++) await seed.append(workflowStream("default", `bulk-${i}`), effectEvents(i, false), NO_STREAM);
+    for (let i = 0; i < OPEN; i++) await seed.append(workflowStream("default", `open-${i}`), effectEvents(i, true), NO_STREAM);
     await seed.close();
     const configFile = writeToolsConfig(dataDir, { weak: 'http://127.0.0.1:9' });
 

@@ -28,3 +28,12 @@ describe('effect identity', () => {
     expect(k1).not.toContain(id.slice(4, 12));
   });
 });
+
+describe('workflow streams', async () => {
+  const { workflowStream } = await import('../../src/core/streams.js');
+  it('keep tenants and workflows apart whatever their names contain', () => {
+    expect(workflowStream('a-b', 'c')).not.toBe(workflowStream('a', 'b-c'));
+    expect(workflowStream('a/b', 'c')).not.toBe(workflowStream('a', 'b/c'));
+    expect(workflowStream('t', 'wf 1')).toBe('workflow-t/wf%201');
+  });
+});

@@ -67,6 +67,9 @@ const examples: Record<LedgerEvent['type'], LedgerEvent> = {
   EffectHeld: { type: 'EffectHeld', v: 1, at: 1_600, effectId: 'eff_2', matchedEffectId: 'eff_1', matchedStep: '2', scope: 'workflow' },
   EffectReleased: { type: 'EffectReleased', v: 1, at: 1_700, effectId: 'eff_2', releasedBy: 'ops@acme', reason: 'a second charge on purpose' },
   DecisionRecorded: { type: 'DecisionRecorded', v: 1, at: 900, step: '2', tool: 'payments.charge', args: { amount: '49.00' }, decidedBy: 'scripted-model' },
+  SagaStarted: { type: 'SagaStarted', v: 1, at: 800, saga: 'trip-booking', version: 1, tenant: 'acme', workflowId: 'wf 1', input: { traveller: 'ana' }, startedBy: 'agent' },
+  SagaCompensating: { type: 'SagaCompensating', v: 1, at: 1_800, failedStep: 'charge-card', reason: 'card declined' },
+  SagaFinished: { type: 'SagaFinished', v: 1, at: 1_900, outcome: 'compensated', reason: 'all committed steps undone' },
 };
 
 /** What the server hands back for an encoded event: JSON data and metadata re-parsed, a revision and a position. */

@@ -1,5 +1,5 @@
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
 import { backoffMs, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
@@ -8,6 +8,8 @@ import { deadLetter } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { completedPrefix, runInKeyedLanes, Semaphore } from './keyed-lanes.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
+
+const COMMIT_EVERY_MS = 200;
 
 export interface IngressMetrics {
   commandReceived(ingress: string): void;
@@ -20,9 +22,11 @@ export interface IngressMetrics {
  * partition in flight at once for throughput, so this strategy consumes with `eachBatch`:
  *  - a batch's workflows (message keys) run concurrently, one workflow's commands strictly in order;
  *  - each outcome is published once the shell has recorded it (the shell records before it answers);
- *  - the partition's offset is committed (next offset, autoCommit off) only for the contiguous prefix
- *    of commands whose outcome or dead letter was acknowledged by the broker, so everything
- *    committed is durably in the ledger; anything after a gap is redelivered and replayed.
+ *  - a partition's offset is committed (next offset; kafkajs autoCommit off) only for the contiguous
+ *    prefix of commands whose outcome or dead letter the broker acknowledged, so everything committed
+ *    is durably in the ledger; anything after a gap is redelivered and replayed. Commits of all
+ *    partitions go together every COMMIT_EVERY_MS: a commit is a write to __consumer_offsets, and
+ *    one per batch per partition cost the broker more CPU than the commands themselves.
  */
 export class KafkaCommandServer extends Server implements CustomTransportStrategy {
   private readonly kafka: Kafka;
@@ -31,6 +35,9 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private publisher?: CoalescingPublisher;
   private readonly inFlight: Semaphore;
   private closing = false;
+  /** Next offsets ready to commit, by "topic:partition". */
+  private readonly readyToCommit = new Map<string, { topic: string; partition: number; offset: string }>();
+  private commitTimer?: NodeJS.Timeout;
 
   constructor(private readonly settings: KafkaIngressSettings, private readonly metrics: IngressMetrics, private readonly log: (line: string) => void) {
     super();
@@ -58,6 +65,8 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
 
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.commitTimer);
+    await this.commitReady();
     await this.consumer?.disconnect().catch(() => {});
     await this.producer?.disconnect().catch(() => {});
   }
@@ -65,7 +74,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private async start(): Promise<void> {
     if (!this.getHandlerByPattern(EFFECT_COMMAND)) throw new Error(`no handler for ${EFFECT_COMMAND}`);
     const { topics } = this.settings;
-    this.producer = this.kafka.producer({ allowAutoTopicCreation: false });
+    this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();
     this.publisher = new CoalescingPublisher(this.producer);
     this.consumer = this.kafka.consumer({
@@ -75,6 +84,12 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       rebalanceTimeout: Math.max(60_000, this.settings.sessionTimeoutMs),
       maxWaitTimeInMs: 250,
       allowAutoTopicCreation: false,
+    });
+    // Offsets of partitions this member no longer owns are not ours to commit.
+    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+      for (const [key, ready] of this.readyToCommit) {
+        if (!payload.memberAssignment[ready.topic]?.includes(ready.partition)) this.readyToCommit.delete(key);
+      }
     });
     this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
     await this.consumer.connect();
@@ -86,9 +101,22 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.consumeBatch(payload),
     });
+    this.commitTimer = setInterval(() => void this.commitReady(), COMMIT_EVERY_MS);
   }
 
-  private async consumeBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
+  private async commitReady(): Promise<void> {
+    if (this.readyToCommit.size === 0 || !this.consumer) return;
+    const offsets = [...this.readyToCommit.values()];
+    this.readyToCommit.clear();
+    try {
+      await this.consumer.commitOffsets(offsets);
+    } catch (error) {
+      // A rebalance got there first: the partitions' new owners re-read these commands and the ledger replays them.
+      this.log(`effectd kafka: commit failed (${(error as Error).message}); the commands after the last commit will be replayed`);
+    }
+  }
+
+  private async consumeBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     let revoked = false;
     const beat = async () => {
@@ -121,12 +149,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     if (last < 0) return;
     const lastOffset = batch.messages[last]!.offset;
     resolveOffset(lastOffset);
-    try {
-      if (Math.random() < 0.0) await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(lastOffset) + 1n).toString() }] }] });
-    } catch (error) {
-      // The partition moved on: its new owner re-reads these commands and the ledger replays them.
-      this.log(`effectd kafka: commit of ${topic}[${partition}]@${lastOffset} failed (${(error as Error).message}); they will be replayed`);
-    }
+    this.readyToCommit.set(`${topic}:${partition}`, { topic, partition, offset: (BigInt(lastOffset) + 1n).toString() });
   }
 
   /** True once the command's answer (or dead letter) is acknowledged by the broker. */

@@ -1,0 +1,342 @@
+// effectd operator console: sign in with a token, watch workflows, settle what only a human can.
+import { api, ApiError, enc, session } from './api.js';
+import { ago, clear, clock, duration, h, stateBadge, STATE_LABEL } from './dom.js';
+import { LEGEND, workflowPicture } from './timeline.js';
+
+const REFRESH_MS = 4_000;
+const root = document.getElementById('app');
+const HUMAN = new Set(['escalated', 'terminal_failure']);
+const RESOLVABLE = new Set(['escalated', 'terminal_failure', 'unknown']);
+
+let me;
+let view;
+let timer;
+const ui = {};
+
+let resizing;
+window.addEventListener('hashchange', () => me && route());
+window.addEventListener('resize', () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => view?.redraw?.(), 150);
+});
+boot();
+
+async function boot(error) {
+  clearInterval(timer);
+  me = undefined;
+  view = undefined;
+  if (!session.token) return signIn(error);
+  try {
+    me = await api('/v1/whoami');
+  } catch (e) {
+    session.token = null;
+    return signIn(e instanceof ApiError && e.status === 401 ? 'effectd did not accept that token (401): check it against credentials.json.' : `effectd is not answering: ${e.message}`);
+  }
+  consoleShell();
+  await Promise.all([refreshLists(), route()]);
+  timer = setInterval(tick, REFRESH_MS);
+}
+
+function signIn(error) {
+  const input = h('input', { type: 'password', id: 'token', name: 'token', autocomplete: 'off', spellcheck: 'false', placeholder: 'efd_operator_…', 'data-testid': 'token-input', required: true });
+  const form = h('form', { class: 'signin-card', 'data-testid': 'sign-in-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    session.token = input.value.trim();
+    boot();
+  } },
+  h('div', { class: 'brand big' }, h('span', { class: 'logo' }, '◆'), ' effectd'),
+  h('h1', {}, 'Operator console'),
+  h('p', { class: 'muted' }, 'Paste a bearer token from ', h('code', {}, '<data-dir>/credentials.json'), '. Operator tokens can resolve escalated effects; agent tokens can look at their own tenant. The token stays in this tab only (sessionStorage).'),
+  h('label', { for: 'token' }, 'Token'),
+  input,
+  error ? h('p', { class: 'error', role: 'alert', 'data-testid': 'sign-in-error' }, error) : null,
+  h('button', { type: 'submit', class: 'primary', 'data-testid': 'sign-in' }, 'Sign in'));
+  clear(root, h('div', { class: 'signin' }, form));
+  input.focus();
+}
+
+function consoleShell() {
+  ui.counts = h('div', { class: 'counts', 'data-testid': 'counts' });
+  ui.updated = h('span', { class: 'updated muted' });
+  ui.queue = h('div', { class: 'queue', 'data-testid': 'queue' });
+  ui.queueCount = h('span', { class: 'pill' }, '0');
+  ui.workflows = h('div', { class: 'workflows', 'data-testid': 'workflows' });
+  ui.main = h('main', { class: 'main', 'data-testid': 'main' });
+  const who = `${me.name} · ${me.role}${me.tenant === '*' ? ' · all tenants' : ` · tenant ${me.tenant}`}`;
+  clear(root, 
+    h('header', { class: 'topbar' },
+      h('a', { class: 'brand', href: '#/' }, h('span', { class: 'logo' }, '◆'), ' effectd ', h('span', { class: 'sub' }, 'operator console')),
+      ui.counts,
+      h('div', { class: 'who' }, ui.updated,
+        h('span', { class: `role role-${me.role}`, 'data-testid': 'whoami' }, who),
+        h('button', { class: 'ghost', 'data-testid': 'sign-out', onclick: () => { session.token = null; location.hash = ''; boot(); } }, 'Sign out'))),
+    h('div', { class: 'layout' },
+      h('aside', { class: 'side' },
+        h('section', {}, h('h2', {}, 'Needs a human ', ui.queueCount), h('p', { class: 'hint' }, 'Escalated or terminal: effectd cannot tell whether these happened. Check the provider, then record what you found.'), ui.queue),
+        h('section', {}, h('h2', {}, 'Recent workflows'), ui.workflows)),
+      ui.main),
+  );
+}
+
+async function tick() {
+  if (document.hidden) return;
+  await Promise.all([refreshLists(), view?.refresh?.()]).catch(() => {});
+}
+
+async function refreshLists() {
+  try {
+    const [attention, workflows] = await Promise.all([api('/v1/effects?state=attention&limit=200'), api('/v1/workflows?limit=60')]);
+    renderQueue(attention.effects);
+    renderWorkflows(workflows.workflows);
+    renderCounts(workflows.effects ?? {});
+    ui.updated.textContent = `updated ${clock(new Date().toISOString()).slice(0, 8)}`;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return boot('Your token is no longer accepted (401).');
+    ui.updated.textContent = `update failed: ${e.message}`;
+  }
+}
+
+function renderCounts(effects) {
+  const human = (effects.escalated ?? 0) + (effects.terminal_failure ?? 0);
+  const chip = (label, n, cls) => h('span', { class: `count ${cls}${n ? '' : ' zero'}` }, h('b', {}, String(n)), ` ${label}`);
+  clear(ui.counts, 
+    chip('need a human', human, 'c-human'),
+    chip('unknown', (effects.unknown ?? 0), 'c-unknown'),
+    chip('in flight', (effects.dispatching ?? 0) + (effects.declared ?? 0), 'c-flight'),
+    chip('held', effects.held ?? 0, 'c-held'),
+    chip('committed', effects.committed ?? 0, 'c-committed'),
+    chip('not done', effects.failed_before_effect ?? 0, 'c-notdone'),
+  );
+}
+
+function renderQueue(effects) {
+  ui.queueCount.textContent = String(effects.length);
+  ui.queueCount.className = `pill${effects.length ? ' alert' : ''}`;
+  const now = Date.now();
+  const selected = currentEffectId();
+  clear(ui.queue);
+  if (!effects.length) ui.queue.append(h('p', { class: 'empty' }, 'Nothing is waiting for a human.'));
+  for (const e of effects) {
+    const waited = e.unknownSince ? duration(now - Date.parse(e.unknownSince)) : undefined;
+    ui.queue.append(h('a', { class: `card${selected === e.effectId ? ' selected' : ''}`, href: `#/effect/${enc(e.effectId)}`, 'data-testid': 'queue-item', dataset: { effectId: e.effectId } },
+      h('div', { class: 'card-top' }, stateBadge(e.state), h('span', { class: 'tool' }, e.tool), waited ? h('span', { class: 'age', title: `unknown since ${e.unknownSince}` }, `waiting ${waited}`) : null),
+      h('div', { class: 'target' }, e.target),
+      h('div', { class: 'meta' }, `${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`),
+      e.reason ? h('div', { class: 'reason' }, e.reason) : null));
+  }
+}
+
+function renderWorkflows(rows) {
+  const current = location.hash;
+  clear(ui.workflows);
+  if (!rows.length) ui.workflows.append(h('p', { class: 'empty' }, 'No workflows yet. Submit an effect (POST /v1/effects) and it shows up here.'));
+  for (const w of rows) {
+    const href = `#/workflow/${enc(w.tenant)}/${enc(w.workflowId)}`;
+    const dots = h('span', { class: 'dots' }, ...Object.entries(w.states).flatMap(([state, n]) => Array.from({ length: Math.min(n, 8) }, () => h('i', { class: `dot state-${state}`, title: `${n} ${STATE_LABEL[state] ?? state}` }))));
+    ui.workflows.append(h('a', { class: `row${current === href ? ' selected' : ''}${w.needsOperator ? ' needs' : ''}`, href, 'data-testid': 'workflow-row', dataset: { workflowId: w.workflowId } },
+      h('span', { class: 'wf-id' }, w.workflowId),
+      dots,
+      h('span', { class: 'when muted' }, ago(w.lastEventAt))));
+  }
+}
+
+function currentEffectId() {
+  const m = /^#\/effect\/(.+)$/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : undefined;
+}
+
+async function route() {
+  const hash = location.hash;
+  const effect = /^#\/effect\/(.+)$/.exec(hash);
+  const workflow = /^#\/workflow\/([^/]+)\/(.+)$/.exec(hash);
+  try {
+    if (effect) view = await effectView(decodeURIComponent(effect[1]));
+    else if (workflow) view = await workflowView(decodeURIComponent(workflow[1]), decodeURIComponent(workflow[2]));
+    else view = await overview();
+  } catch (e) {
+    view = undefined;
+    clear(ui.main, h('div', { class: 'panel' }, h('p', { class: 'error', role: 'alert' }, e instanceof ApiError ? `${e.status} ${e.code ?? ''}: ${e.message}` : e.message)));
+  }
+  for (const el of document.querySelectorAll('.card, .row')) el.classList.toggle('selected', el.getAttribute('href') === hash);
+}
+
+async function overview() {
+  const [{ effects }, { workflows }] = await Promise.all([api('/v1/effects?state=attention&limit=1'), api('/v1/workflows?limit=1')]);
+  if (effects[0]) return effectView(effects[0].effectId);
+  if (workflows[0]) return workflowView(workflows[0].tenant, workflows[0].workflowId);
+  clear(ui.main, h('div', { class: 'panel empty-state' }, h('h1', {}, 'Nothing recorded yet'), h('p', { class: 'muted' }, 'Every intent, attempt, check and outcome effectd records shows up here as a timeline.')));
+  return undefined;
+}
+
+// ---------------------------------------------------------------- a workflow
+
+async function workflowView(tenant, workflowId, selected) {
+  let scale = 'auto';
+  const picture = h('div', { class: 'picture' });
+  const table = h('div', { class: 'events' });
+  const header = h('div', { class: 'view-head' });
+  const scaleButtons = ['auto', 'linear', 'log'].map((k) => h('button', { class: `seg${k === scale ? ' on' : ''}`, onclick: () => { scale = k; for (const b of scaleButtons) b.classList.toggle('on', b.textContent === k); draw(); } }, k));
+  let data;
+  const draw = () => {
+    const { svg, scale: used } = workflowPicture(data, { now: Date.now(), width: pictureWidth(), scale, selected, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } });
+    clear(picture, svg);
+    picture.dataset.scale = used;
+  };
+  const load = async () => {
+    data = await api(`/v1/workflows/${enc(workflowId)}?tenant=${enc(tenant)}`);
+    const states = {};
+    for (const e of data.effects) states[e.state] = (states[e.state] ?? 0) + 1;
+    const t0 = Date.parse(data.timeline[0].at);
+    const tn = Date.parse(data.timeline[data.timeline.length - 1].at);
+    clear(header, 
+      h('div', {}, h('div', { class: 'crumb muted' }, `workflow · tenant ${data.tenant}`), h('h1', { 'data-testid': 'workflow-title' }, data.workflowId)),
+      h('div', { class: 'facts inline' },
+        fact('effects', String(data.effects.length)),
+        fact('events', String(data.timeline.length)),
+        fact('span', duration(tn - t0)),
+        fact('last event', ago(data.timeline[data.timeline.length - 1].at)),
+        h('div', { class: 'state-row' }, ...Object.entries(states).map(([s, n]) => h('span', {}, stateBadge(s), ` ${n}`)))));
+    draw();
+    clear(table, eventsTable(data, selected));
+  };
+  await load();
+  clear(ui.main, 
+    h('div', { class: 'panel' }, header),
+    h('div', { class: 'panel' },
+      h('div', { class: 'panel-head' }, h('h2', {}, 'Timeline'), h('div', { class: 'segmented', title: 'time axis' }, ...scaleButtons)),
+      picture,
+      legend()),
+    h('div', { class: 'panel' }, h('h2', {}, 'Every event, in ledger order'), table));
+  return { redraw: draw, refresh: async () => { if (data.effects.some((e) => !['committed', 'failed_before_effect'].includes(e.state))) await load(); } };
+}
+
+/** The picture is drawn at the main column's real width, so its text stays at its CSS size. */
+function pictureWidth() {
+  return ui.main.clientWidth - 34;
+}
+
+function legend() {
+  return h('div', { class: 'legend' }, ...LEGEND.map(([cls, label]) => h('span', {}, h('i', { class: `key key-${cls}` }), label)));
+}
+
+function eventsTable(data, selected) {
+  const t0 = Date.parse(data.timeline[0].at);
+  const byId = new Map(data.effects.map((e) => [e.effectId, e]));
+  return h('table', { class: 'event-table', 'data-testid': 'events' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'time'), h('th', {}, '+'), h('th', {}, 'effect'), h('th', {}, 'event'), h('th', {}, 'what happened'))),
+    h('tbody', {}, ...data.timeline.map((row) => {
+      const effect = row.effectId ? byId.get(row.effectId) : undefined;
+      const receipt = row.event?.receipt;
+      return h('tr', { class: selected && row.effectId === selected ? 'hl' : '' },
+        h('td', { class: 'mono' }, clock(row.at)),
+        h('td', { class: 'mono muted' }, `+${duration(Date.parse(row.at) - t0)}`),
+        h('td', {}, effect ? h('a', { href: `#/effect/${enc(effect.effectId)}` }, `step ${effect.step}${effect.slot !== '0' ? `·${effect.slot}` : ''} ${effect.tool}`) : h('span', { class: 'muted' }, 'workflow')),
+        h('td', {}, h('span', { class: `etype etype-${row.type}` }, row.type)),
+        h('td', {}, row.summary, receipt ? h('code', { class: 'receipt' }, receipt) : null));
+    })));
+}
+
+function fact(label, value, extra = {}) {
+  return h('div', { class: 'fact' }, h('div', { class: 'fact-label' }, label), h('div', { class: 'fact-value', ...extra }, value));
+}
+
+// ---------------------------------------------------------------- one effect
+
+async function effectView(effectId) {
+  const head = h('div', { class: 'view-head' });
+  const facts = h('div', { class: 'facts' });
+  const picture = h('div', { class: 'picture' });
+  const evidence = h('ol', { class: 'evidence', 'data-testid': 'evidence' });
+  const actions = h('div', { class: 'actions' });
+  let effect;
+  let workflow;
+  let formShownFor;
+  const draw = () => clear(picture, workflowPicture(workflow, { now: Date.now(), width: pictureWidth(), scale: 'auto', selected: effectId, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } }).svg);
+
+  const load = async () => {
+    effect = await api(`/v1/effects/${enc(effectId)}`);
+    workflow = await api(`/v1/workflows/${enc(effect.workflowId)}?tenant=${enc(effect.tenant)}`);
+    const now = Date.now();
+    clear(head, 
+      h('div', {}, h('div', { class: 'crumb' }, h('a', { href: `#/workflow/${enc(effect.tenant)}/${enc(effect.workflowId)}` }, `workflow ${effect.workflowId}`), ` · step ${effect.step} · slot ${effect.slot}`),
+        h('h1', {}, h('span', { class: 'tool' }, effect.tool), ' for ', effect.target)),
+      h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state } }, stateBadge(effect.state), h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
+    const since = effect.unknownSince ? Date.parse(effect.unknownSince) : undefined;
+    const closed = effect.state === 'committed' || effect.state === 'failed_before_effect';
+    const lastAt = Date.parse(effect.evidence[effect.evidence.length - 1].at);
+    clear(facts, 
+      fact('effect id', effect.effectId, { class: 'fact-value mono' }),
+      fact('declared by', effect.declaredBy),
+      fact('attempts', String(effect.attempts)),
+      fact('receipt', effect.receipt ?? '—', { class: 'fact-value mono', 'data-testid': 'receipt-value' }),
+      since !== undefined ? fact(closed ? 'was unknown for' : 'unknown for', duration((closed ? lastAt : now) - since), { class: `fact-value${closed ? '' : ' warn-text'}`, 'data-testid': 'unknown-for' }) : null,
+      effect.resolvedBy ? fact('resolved by', effect.resolvedBy, { 'data-testid': 'resolved-by' }) : null,
+      effect.reason ? h('div', { class: `callout${HUMAN.has(effect.state) ? ' warn' : ''}` }, h('b', {}, 'Why: '), effect.reason) : null,
+      h('details', { class: 'args' }, h('summary', {}, 'arguments (canonical)'), h('pre', {}, JSON.stringify(effect.args, null, 2))));
+    draw();
+    clear(evidence, ...effect.evidence.map((e) => h('li', {},
+      h('span', { class: 'mono muted' }, clock(e.at)),
+      h('span', { class: `etype etype-${e.type}` }, e.type),
+      h('span', {}, e.summary))));
+    if (RESOLVABLE.has(effect.state)) {
+      if (formShownFor !== effect.effectId) {
+        formShownFor = effect.effectId;
+        clear(actions, resolveForm(effect, async () => { await load(); await refreshLists(); }));
+      }
+    } else if (formShownFor !== 'settled') {
+      formShownFor = 'settled';
+      const done = h('div', { class: 'settled', 'data-testid': 'settled' }, h('b', {}, STATE_LABEL[effect.state] ?? effect.state), effect.resolvedBy ? ` — resolved by ${effect.resolvedBy}` : '', effect.receipt ? h('span', {}, ' · receipt ', h('code', {}, effect.receipt)) : null);
+      clear(actions, done);
+    }
+  };
+  await load();
+  clear(ui.main, 
+    h('div', { class: 'panel' }, head, facts),
+    h('div', { class: 'panel' }, h('h2', {}, 'Its workflow'), picture, legend()),
+    h('div', { class: 'panel', 'data-testid': 'resolve-panel' }, actions),
+    h('div', { class: 'panel' }, h('h2', {}, 'Evidence — everything the ledger knows about this effect'), evidence));
+  return { redraw: draw, refresh: async () => { if (!['committed', 'failed_before_effect'].includes(effect.state)) await load(); } };
+}
+
+function resolveForm(effect, after) {
+  const error = h('p', { class: 'error', role: 'alert', 'data-testid': 'resolve-error', hidden: true });
+  const ok = h('p', { class: 'ok', role: 'status', 'data-testid': 'resolve-ok', hidden: true });
+  const receipt = h('input', { type: 'text', name: 'receipt', placeholder: 'provider receipt you found, e.g. ch_3Pq…, msg id, resource id', 'data-testid': 'receipt', autocomplete: 'off' });
+  const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked and where — kept in the ledger with your name', 'data-testid': 'reason', required: true });
+  const committed = h('input', { type: 'radio', name: 'outcome', value: 'committed', checked: true, 'data-testid': 'outcome-committed' });
+  const notCommitted = h('input', { type: 'radio', name: 'outcome', value: 'not_committed', 'data-testid': 'outcome-not-committed' });
+  const receiptRow = h('label', { class: 'field' }, h('span', {}, 'Receipt'), receipt);
+  const sync = () => { receiptRow.hidden = !committed.checked; receipt.required = committed.checked; };
+  committed.addEventListener('change', sync);
+  notCommitted.addEventListener('change', sync);
+  sync();
+  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'resolve-submit' }, `Record resolution as ${me.name}`);
+  const form = h('form', { class: 'resolve', 'data-testid': 'resolve-form', onsubmit: async (ev) => {
+    ev.preventDefault();
+    error.hidden = true;
+    ok.hidden = true;
+    submit.disabled = true;
+    const body = { outcome: committed.checked ? 'committed' : 'not_committed', reason: reason.value.trim(), ...(committed.checked && receipt.value.trim() ? { receipt: receipt.value.trim() } : {}) };
+    try {
+      const resolved = await api(`/v1/effects/${enc(effect.effectId)}/resolve`, { method: 'POST', body });
+      ok.textContent = `Recorded: ${STATE_LABEL[resolved.state] ?? resolved.state}, resolved by ${resolved.resolvedBy}.`;
+      ok.hidden = false;
+      await after();
+    } catch (e) {
+      error.textContent = e instanceof ApiError ? `${e.status} ${e.code ?? ''} — ${e.message}` : e.message;
+      error.hidden = false;
+    } finally {
+      submit.disabled = false;
+    }
+  } },
+  h('h2', {}, 'Resolve'),
+  h('p', { class: 'hint' }, 'Look the effect up at the provider (search for the reference ', h('code', {}, effect.effectId.slice(0, 16) + '…'), ' or the target). Record what you found; effectd tells the agent and never asks the model whether it happened.'),
+  me.role !== 'operator' ? h('p', { class: 'callout warn' }, `You are signed in as ${me.name}, an ${me.role} credential: effectd will refuse this (only operators resolve).`) : null,
+  h('div', { class: 'choice' },
+    h('label', { class: 'option' }, committed, h('span', {}, h('b', {}, 'It happened'), ' — committed, with the receipt')),
+    h('label', { class: 'option' }, notCommitted, h('span', {}, h('b', {}, 'It did not happen'), ' — not committed; the agent may try again as a new step'))),
+  receiptRow,
+  h('label', { class: 'field' }, h('span', {}, 'Reason'), reason),
+  h('div', { class: 'form-foot' }, submit, error, ok));
+  return form;
+}

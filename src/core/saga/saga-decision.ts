@@ -1,0 +1,59 @@
+import { effectStatus } from '../effect-state.js';
+import type { WorkflowState } from '../fold.js';
+import { compensationStepKey, type Receipts, type SagaDefinition } from './saga-definition.js';
+
+/** What the saga runner does next, decided from the workflow stream alone. */
+export type SagaDecision =
+  | { kind: 'run-step'; stepKey: string; tool: string; args: Record<string, unknown> }
+  | { kind: 'compensate'; stepKey: string; tool: string; args: Record<string, unknown>; of: string }
+  | { kind: 'wait'; stepKey: string; why: string }
+  | { kind: 'begin-compensation'; failedStep: string; reason: string }
+  | { kind: 'finish'; outcome: 'completed' | 'compensated' | 'compensation_failed'; reason: string }
+  | { kind: 'finished' };
+
+const PROVEN_FAILURE = new Set(['failed_before_effect', 'terminal_failure']);
+
+/**
+ * Steps run in order, each only after the one before it committed, so an irreversible step (which
+ * validation puts after every compensable one) runs only once every compensable step committed.
+ * A proven failure compensates the committed steps in reverse order; an unknown step pauses the
+ * saga: nothing is compensated on a guess.
+ */
+export function decideSaga<I>(saga: SagaDefinition<I>, input: I, workflow: WorkflowState, now: number, effectIdFor: (stepKey: string) => string): SagaDecision {
+  const progress = workflow.saga;
+  if (!progress) throw new Error('decideSaga needs a started saga');
+  if (progress.finished) return { kind: 'finished' };
+  const stateOf = (stepKey: string) => {
+    const effect = workflow.effects.get(effectIdFor(stepKey));
+    return effect ? { effect, status: effectStatus(effect, now) } : undefined;
+  };
+
+  const receipts: Record<string, string> = {};
+  const committed: string[] = [];
+  for (const step of saga.steps) {
+    const current = stateOf(step.name);
+    if (current?.status === 'committed') {
+      receipts[step.name] = current.effect.receipt ?? '';
+      committed.push(step.name);
+      continue;
+    }
+    if (progress.compensating) break;
+    if (!current) return { kind: 'run-step', stepKey: step.name, tool: step.tool, args: step.args(input, receipts as Receipts) };
+    if (PROVEN_FAILURE.has(current.status)) return { kind: 'begin-compensation', failedStep: step.name, reason: current.effect.reason ?? current.status };
+    return { kind: 'wait', stepKey: step.name, why: current.status === 'held' ? 'held by the content index: an operator must release it' : `step ${step.name} is ${current.status}; the saga waits for reconciliation or a human` };
+  }
+  if (!progress.compensating) return { kind: 'finish', outcome: 'completed', reason: `all ${saga.steps.length} steps committed` };
+
+  // Compensate committed steps only, last first; a step that never happened is never compensated.
+  for (const name of [...committed].reverse()) {
+    const step = saga.steps.find((s) => s.name === name)!;
+    if (!step.compensation) continue;
+    const key = compensationStepKey(step.name);
+    const current = stateOf(key);
+    if (!current) return { kind: 'compensate', stepKey: key, tool: step.compensation.tool, args: step.compensation.args(receipts[name]!, input, receipts as Receipts), of: name };
+    if (current.status === 'committed') continue;
+    if (PROVEN_FAILURE.has(current.status)) return { kind: 'finish', outcome: 'compensation_failed', reason: `compensation ${step.compensation.name} of ${name} failed: ${current.effect.reason ?? current.status}; a human must undo it` };
+    return { kind: 'wait', stepKey: key, why: `compensation of ${name} is ${current.status}; waiting for reconciliation or a human` };
+  }
+  return { kind: 'finish', outcome: 'compensated', reason: `step ${progress.compensating.failedStep} failed; committed steps undone in reverse order` };
+}

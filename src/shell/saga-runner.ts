@@ -1,0 +1,142 @@
+import { canonicalJson } from '../core/canonical-json.js';
+import { effectStatus } from '../core/effect-state.js';
+import { EffectdError, isEffectdError } from '../core/errors.js';
+import type { WorkflowState } from '../core/fold.js';
+import { deriveEffectId } from '../core/identity.js';
+import { compensationStepKey, type SagaDefinition } from '../core/saga/saga-definition.js';
+import { decideSaga, type SagaDecision } from '../core/saga/saga-decision.js';
+import { workflowStream } from '../core/streams.js';
+import type { EffectShell } from './effect-shell.js';
+import type { SagaRegistry } from './saga-registry.js';
+import { noopSagaMetrics, type SagaMetrics } from '../metrics/saga-metrics.js';
+
+export interface SagaStepView {
+  name: string;
+  tool: string;
+  reversibility: string;
+  effectId: string;
+  state: string;
+  receipt?: string;
+  compensation?: { name: string; tool: string; effectId: string; state: string; receipt?: string };
+}
+
+export interface SagaView {
+  saga: string;
+  workflowId: string;
+  tenant: string;
+  status: 'running' | 'paused' | 'compensating' | 'completed' | 'compensated' | 'compensation_failed';
+  why?: string;
+  steps: SagaStepView[];
+}
+
+const MAX_MOVES = 100;
+
+/**
+ * Drives a saga forward from its workflow stream: each step is an effect through the shell with
+ * its own key; progress is events in the same stream, so any instance can resume it.
+ */
+export class SagaRunner {
+  constructor(private readonly shell: EffectShell, private readonly sagas: SagaRegistry, private readonly metrics: SagaMetrics = noopSagaMetrics) {}
+
+  /** Starts (idempotently on the workflowId) and advances a saga as far as it can go now. */
+  async start(tenant: string, workflowId: string, name: string, rawInput: unknown, startedBy: string): Promise<SagaView> {
+    const saga = this.sagas.get(name);
+    if (!saga) throw new EffectdError('not_found', `no saga "${name}"; registered sagas: ${this.sagas.names().join(', ')}`);
+    const parsed = saga.input.safeParse(rawInput);
+    if (!parsed.success) {
+      const fields = parsed.error.issues.map((i) => ({ path: ['input', ...i.path.map(String)].join('.'), message: i.message }));
+      throw new EffectdError('invalid_command', `input does not fit saga ${name}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
+    }
+    const { core } = this.shell;
+    const stream = workflowStream(tenant, workflowId);
+    for (let race = 0; race < 20; race++) {
+      const workflow = await core.read(stream);
+      if (workflow.saga) {
+        const same = workflow.saga.started.saga === name && canonicalJson(workflow.saga.started.input) === canonicalJson(parsed.data);
+        if (!same) throw new EffectdError('intent_conflict', `workflow ${workflowId} already runs saga ${workflow.saga.started.saga} with other input; a new saga needs a new workflowId`);
+        return this.advance(tenant, workflowId);
+      }
+      try {
+        await core.append(stream, workflow, [{ type: 'SagaStarted', v: 1, at: core.now(), saga: name, version: saga.version, tenant, workflowId, input: parsed.data, startedBy }]);
+        return this.advance(tenant, workflowId);
+      } catch (error) {
+        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+      }
+    }
+    throw new Error(`workflow ${workflowId}: could not start saga ${name}`);
+  }
+
+  /** Takes every step that can be taken now; stops when the saga waits on an unknown step or finishes. */
+  async advance(tenant: string, workflowId: string): Promise<SagaView> {
+    const { core } = this.shell;
+    const stream = workflowStream(tenant, workflowId);
+    for (let move = 0; move < MAX_MOVES; move++) {
+      const workflow = await core.read(stream);
+      const { saga, input } = this.definitionOf(workflow, workflowId);
+      const decision = decideSaga(saga, input, workflow, core.now(), (key) => this.effectId(tenant, workflowId, key));
+      switch (decision.kind) {
+        case 'finished':
+          return this.view(tenant, workflowId, saga, input, workflow);
+        case 'wait':
+          return this.view(tenant, workflowId, saga, input, workflow, decision);
+        case 'run-step':
+        case 'compensate':
+          if (decision.kind === 'compensate') this.metrics.compensation(decision.tool);
+          await this.shell.execute({ tenant, workflowId, step: decision.stepKey, tool: decision.tool, args: decision.args, principal: `saga:${saga.name}` }).catch((error: unknown) => {
+            if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+          });
+          continue;
+        case 'begin-compensation':
+        case 'finish': {
+          const event = decision.kind === 'finish'
+            ? { type: 'SagaFinished' as const, v: 1 as const, at: core.now(), outcome: decision.outcome, reason: decision.reason }
+            : { type: 'SagaCompensating' as const, v: 1 as const, at: core.now(), failedStep: decision.failedStep, reason: decision.reason };
+          try {
+            await core.append(stream, workflow, [event]);
+            if (decision.kind === 'finish') this.metrics.sagaRun(saga.name, decision.outcome);
+          } catch (error) {
+            if (!isEffectdError(error, 'concurrency_conflict') && !isEffectdError(error, 'illegal_transition')) throw error;
+          }
+          continue;
+        }
+      }
+    }
+    throw new Error(`saga of workflow ${workflowId} did not settle after ${MAX_MOVES} moves`);
+  }
+
+  async view(tenant: string, workflowId: string, ...known: [SagaDefinition<any>, unknown, WorkflowState, SagaDecision?] | []): Promise<SagaView> {
+    if (known.length === 0) {
+      const workflow = await this.shell.core.read(workflowStream(tenant, workflowId));
+      const { saga, input } = this.definitionOf(workflow, workflowId);
+      return this.view(tenant, workflowId, saga, input, workflow, decideSaga(saga, input, workflow, this.shell.core.now(), (key) => this.effectId(tenant, workflowId, key)));
+    }
+    const [saga, , workflow, decision] = known;
+    const now = this.shell.core.now();
+    const progress = workflow.saga!;
+    const stepState = (key: string) => {
+      const effectId = this.effectId(tenant, workflowId, key);
+      const effect = workflow.effects.get(effectId);
+      return { effectId, state: effect ? effectStatus(effect, now) : 'not started', ...(effect?.receipt ? { receipt: effect.receipt } : {}) };
+    };
+    const status: SagaView['status'] = progress.finished ? progress.finished.outcome : decision?.kind === 'wait' ? 'paused' : progress.compensating ? 'compensating' : 'running';
+    return {
+      saga: saga.name, workflowId, tenant, status,
+      ...(decision?.kind === 'wait' ? { why: decision.why } : progress.finished ? { why: progress.finished.reason } : {}),
+      steps: saga.steps.map((step) => ({
+        name: step.name, tool: step.tool, reversibility: step.reversibility, ...stepState(step.name),
+        ...(step.compensation ? { compensation: { name: step.compensation.name, tool: step.compensation.tool, ...stepState(compensationStepKey(step.name)) } } : {}),
+      })),
+    };
+  }
+
+  private definitionOf(workflow: WorkflowState, workflowId: string): { saga: SagaDefinition<any>; input: unknown } {
+    if (!workflow.saga) throw new EffectdError('not_found', `workflow ${workflowId} runs no saga`);
+    const saga = this.sagas.get(workflow.saga.started.saga);
+    if (!saga) throw new EffectdError('not_found', `workflow ${workflowId} runs saga ${workflow.saga.started.saga}, which this effectd does not have registered`);
+    return { saga, input: workflow.saga.started.input };
+  }
+
+  private effectId(tenant: string, workflowId: string, stepKey: string): string {
+    return deriveEffectId(this.shell.core.deps.secret, { tenant, workflowId, step: stepKey, slot: '0' });
+  }
+}

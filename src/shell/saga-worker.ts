@@ -1,0 +1,41 @@
+import type { OpenSagasProjection } from '../runtime/open-sagas-projection.js';
+import type { SagaRunner } from './saga-runner.js';
+
+/**
+ * Resumes every open saga: one paused on an unknown step moves on once the reconciler or a human
+ * settles it, and one whose instance died mid-compensation is finished by whichever instance runs this.
+ */
+export class SagaWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly sagas: OpenSagasProjection, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
+
+  async tick(): Promise<void> {
+    await this.sagas.catchUp();
+    for (const { tenant, workflowId } of this.sagas.list()) {
+      try {
+        await this.runner.advance(tenant, workflowId);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  }
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick().then(() => undefined, this.onError).finally(() => {
+        if (!this.stopped) this.timer = setTimeout(loop, this.tickMs);
+      });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}

@@ -1,0 +1,66 @@
+import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from './effectd-harness.js';
+
+export interface ConsoleScenario {
+  effectd: InProcessEffectd;
+  /** Raw bearer tokens, as a person would paste them. */
+  tokens: { agent: string; operator: string };
+  /** The escalated weak.notify of the trip workflow (the operator resolves it) and of the refund desk (the agent tries). */
+  escalated: { trip: string; refund: string };
+  workflows: { trip: string; refund: string; invoices: string };
+  close(): Promise<void>;
+}
+
+const arm = (sim: RunningSimulator, rules: unknown[]) => postJson(`${sim.url}/_admin/faults`, { rules });
+
+/**
+ * effectd with simulated providers and a few workflows an on-call engineer would meet: a charge whose
+ * reply was lost and that reconciliation confirmed, an email, two notifications nobody can confirm
+ * (escalated), a declined card, and some plain successes.
+ */
+export async function startConsoleScenario(): Promise<ConsoleScenario> {
+  const payments = await startSimulator('payments', { options: { searchLagMs: 700 } });
+  const email = await startSimulator('email');
+  const weak = await startSimulator('weak');
+  const dataDir = tempDir('effectd-console-');
+  const effectd = await startEffectd({ dataDir, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url, weak: weak.url }, { 'payments.charge': { settleWindowMs: 8_000 } }) });
+  const run = Date.now().toString(36).slice(-5);
+  const submit = async (cmd: Record<string, unknown>) => {
+    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    if (answer.status !== 200) throw new Error(`submit ${JSON.stringify(cmd)}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body as { effectId: string; state: string };
+  };
+  const settledAs = (effectId: string, state: string) => waitFor(`${effectId} to be ${state}`, async () => {
+    const e = (await getJson(`${effectd.url}/v1/effects/${effectId}`, effectd.operator)).body;
+    return e.state === state ? e : undefined;
+  }, 15_000);
+
+  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}` };
+  for (let i = 1; i <= 3; i++) {
+    await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
+  }
+  await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
+  await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify', times: 2 }, action: { type: 'drop-after-mutation' } }]);
+  const charge = await submit({ workflowId: workflows.trip, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1042`, amount: '249.00 USD', description: 'Lisbon, 3 nights' } });
+  await settledAs(charge.effectId, 'committed');
+  await submit({ workflowId: workflows.trip, step: 2, tool: 'email.send', args: { to: 'traveller@example.com', subject: 'Your Lisbon itinerary', text: 'Hotel Alfama, 12–15 June.' } });
+  const trip = await submit({ workflowId: workflows.trip, step: 3, tool: 'weak.notify', args: { channel: 'travel-ops', text: `Trip ${run} booked and paid` } });
+  const refund = await submit({ workflowId: workflows.refund, step: 1, tool: 'weak.notify', args: { channel: 'billing', text: `Refund approved for INV-${run}-0990` } });
+  await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 2 }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } } }]);
+  await submit({ workflowId: workflows.invoices, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1043`, amount: 4900 } });
+  await submit({ workflowId: workflows.invoices, step: 2, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1044`, amount: 12900 } });
+  await settledAs(trip.effectId, 'escalated');
+  await settledAs(refund.effectId, 'escalated');
+
+  const token = (headers: Record<string, string>) => headers.authorization!.replace(/^Bearer /, '');
+  return {
+    effectd,
+    tokens: { agent: token(effectd.agent), operator: token(effectd.operator) },
+    escalated: { trip: trip.effectId, refund: refund.effectId },
+    workflows,
+    close: async () => {
+      await effectd.close();
+      await Promise.all([payments.close(), email.close(), weak.close()]);
+    },
+  };
+}
