@@ -91,12 +91,18 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
     const effectdLane = async () => {
       for (const cell of effectdCells) {
         const spec = FAULT_SPECS[cell.fault];
-        // Only the instances this cell needs are running, and they are up before its clock starts.
-        if (spec.needsSecondary) await lane!.fleet.secondary();
-        else await lane!.fleet.stopSecondary();
-        if (spec.shortKeys) await lane!.fleet.shortKeys();
-        else await lane!.fleet.stopShortKeys();
-        if (!lane!.fleet.primary.running) await lane!.fleet.primary.start();
+        try {
+          // Only the instances this cell needs are running, and they are up before its clock starts.
+          if (spec.needsSecondary) await lane!.fleet.secondary();
+          else await lane!.fleet.stopSecondary();
+          if (spec.shortKeys) await lane!.fleet.shortKeys();
+          else await lane!.fleet.stopShortKeys();
+          if (!lane!.fleet.primary.running) await lane!.fleet.primary.start();
+        } catch (error) {
+          broken = true;
+          record(brokenCell(cell, error));
+          continue;
+        }
         await runOne(cell);
       }
     };

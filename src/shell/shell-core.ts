@@ -144,7 +144,10 @@ export class ShellCore {
       const workflow = race === 0 ? claimed : await this.read(effect.stream);
       try {
         const recorded = await this.append(effect.stream, workflow, [finished]);
-        return { outcome: this.answer(recorded.effects.get(effect.effectId)!, false), disposition: 'dispatched' };
+        const after = recorded.effects.get(effect.effectId)!;
+        // A same-key resend can settle an unknown effect too: that ends its time in unknown.
+        if (after.settledAt === finished.at && after.unknownSince !== undefined) this.metrics.leftUnknown(effect.tool.name, finished.at - after.unknownSince);
+        return { outcome: this.answer(after, false), disposition: 'dispatched' };
       } catch (error) {
         if (isEffectdError(error, 'concurrency_conflict')) continue;
         if (isEffectdError(error, 'illegal_transition')) {

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { classifyDispatch } from '../../../src/core/classify.js';
-import { loadConfig } from '../../../src/providers/config-loader.js';
+import { loadConfig, packageRoot, parseConfig } from '../../../src/providers/config-loader.js';
 import { dispatch, lookup } from '../../../src/providers/http-provider.js';
 import { ToolRegistry, type Tool } from '../../../src/providers/tool-registry.js';
 import { SimClient } from './sim-client.js';
@@ -38,6 +40,15 @@ describe('travel tool contracts against the travel simulator', () => {
     ]);
     expect(() => tool('travel.release-hold').schema.parse({ holdId: 'hb_1' })).toThrow();
     expect(() => tool('travel.book-hotel').schema.parse({ hotel: 'h', guest: 'g', checkIn: '2026-07-01', nights: 0 })).toThrow();
+  });
+
+  it('a broken travel contract fails at load with the tool and field named', () => {
+    const builtin = JSON.parse(readFileSync(join(packageRoot(), 'config', 'builtin-tools.json'), 'utf8'));
+    const release = builtin.tools.find((t: { name: string }) => t.name === 'travel.release-hold');
+    const typo = { ...builtin, tools: [{ ...release, request: { ...release.request, path: '/flights/holds/{args.hold}/release' } }] };
+    expect(() => new ToolRegistry(parseConfig(typo, 'test'))).toThrow(/tool "travel.release-hold", field "request.path" uses \{args.hold\}/);
+    const badClassify = { ...builtin, tools: [{ ...release, classify: [{ status: 400, outcome: 'done' }] }] };
+    expect(() => parseConfig(badClassify, 'test')).toThrow(/tool "travel.release-hold", field "classify.0.outcome"/);
   });
 
   it('hold-flight and release-hold: committed with the hold id as receipt, found again by reference, a repeat release is committed', async () => {
