@@ -1,6 +1,7 @@
 // effectd operator console: sign in with a token, watch workflows, settle what only a human can.
 import { api, ApiError, enc, session } from './api.js';
 import { ago, clear, clock, duration, h, stateBadge, STATE_LABEL } from './dom.js';
+import { sagaPicture } from './saga.js';
 import { LEGEND, workflowPicture } from './timeline.js';
 
 const REFRESH_MS = 4_000;
@@ -175,6 +176,7 @@ async function workflowView(tenant, workflowId, selected) {
   const picture = h('div', { class: 'picture' });
   const table = h('div', { class: 'events' });
   const header = h('div', { class: 'view-head' });
+  const sagaBox = h('div', { class: 'panel', hidden: true, 'data-testid': 'saga' });
   const scaleButtons = ['auto', 'linear', 'log'].map((k) => h('button', { class: `seg${k === scale ? ' on' : ''}`, onclick: () => { scale = k; for (const b of scaleButtons) b.classList.toggle('on', b.textContent === k); draw(); } }, k));
   let data;
   const draw = () => {
@@ -197,11 +199,13 @@ async function workflowView(tenant, workflowId, selected) {
         fact('last event', ago(data.timeline[data.timeline.length - 1].at)),
         h('div', { class: 'state-row' }, ...Object.entries(states).map(([s, n]) => h('span', {}, stateBadge(s), ` ${n}`)))));
     draw();
+    renderSaga(sagaBox, data.saga);
     clear(table, eventsTable(data, selected));
   };
   await load();
   clear(ui.main, 
     h('div', { class: 'panel' }, header),
+    sagaBox,
     h('div', { class: 'panel' },
       h('div', { class: 'panel-head' }, h('h2', {}, 'Timeline'), h('div', { class: 'segmented', title: 'time axis' }, ...scaleButtons)),
       picture,
@@ -213,6 +217,15 @@ async function workflowView(tenant, workflowId, selected) {
 /** The picture is drawn at the main column's real width, so its text stays at its CSS size. */
 function pictureWidth() {
   return ui.main.clientWidth - 34;
+}
+
+function renderSaga(box, saga) {
+  box.hidden = !saga;
+  if (!saga) return;
+  const tone = { completed: 'state-committed', compensated: 'state-escalated', compensation_failed: 'state-terminal_failure', paused: 'state-unknown', compensating: 'state-escalated', running: 'state-dispatching' }[saga.status] ?? 'state-declared';
+  clear(box,
+    h('div', { class: 'panel-head' }, h('h2', {}, `Saga ${saga.saga} `, h('span', { class: `badge ${tone}`, 'data-testid': 'saga-status' }, saga.status)), saga.why ? h('span', { class: 'muted small' }, saga.why) : null),
+    h('div', { class: 'picture' }, sagaPicture(saga, pictureWidth())));
 }
 
 function legend() {

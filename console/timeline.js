@@ -94,11 +94,9 @@ export function workflowPicture(workflow, options) {
     svg.append(g);
     if (lane.kind === 'decisions') {
       g.append(s('rect', { x: 0, y, width: W, height: LANE, class: 'lane-bg decisions' }));
-      g.append(s('text', { x: 14, y: mid + 4, class: 'lane-title' }, 'model decisions'));
-      for (const d of decisions) {
-        const x = sc.x(Date.parse(d.at));
-        g.append(s('circle', { cx: x, cy: mid, r: 5, class: 'mark decision', dataset: { type: d.type } }, title(`${clock(d.at)} — ${d.summary}`)));
-      }
+      g.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, workflow.saga ? `saga ${workflow.saga.saga}` : 'workflow'));
+      g.append(s('text', { x: 28, y: y + 37, class: 'lane-sub' }, workflow.saga ? workflow.saga.status : 'decisions'));
+      for (const d of decisions) workflowMark(g, sc, d, mid);
       return;
     }
     const { effect } = lane;
@@ -112,7 +110,7 @@ export function workflowPicture(workflow, options) {
     const label = s('g', { class: 'lane-label', tabindex: 0, role: 'button', 'aria-label': `effect ${effect.effectId}` });
     label.append(s('rect', { x: 0, y, width: GUTTER, height: LANE, class: 'label-hit' }));
     label.append(s('circle', { cx: 16, cy: y + 17, r: 5, fill: STATE_COLOR[effect.state] ?? '#8c959f' }));
-    label.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, `step ${effect.step}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''}`, s('tspan', { class: `lane-state state-${effect.state}`, dx: 8 }, STATE_LABEL[effect.state] ?? effect.state)));
+    label.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, `${stepLabel(effect.step)}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''}`, s('tspan', { class: `lane-state state-${effect.state}`, dx: 8 }, STATE_LABEL[effect.state] ?? effect.state)));
     label.append(s('text', { x: 28, y: y + 37, class: 'lane-sub' }, truncate(`${effect.tool} · ${effect.target}`, 33)));
     label.append(title(`${effect.tool} for ${effect.target}\n${effect.effectId}\n${effect.message ?? ''}`));
     if (options.onSelect) {
@@ -159,6 +157,34 @@ export function workflowPicture(workflow, options) {
     svg.append(s('text', { x: x - 4, y: height - 1, 'text-anchor': 'end', class: 'now-label' }, 'now'));
   }
   return { svg, scale: kind };
+}
+
+/** `step 3` for a numbered step; a saga's named step as it is; `↩ book-hotel` for a compensation. */
+function stepLabel(step) {
+  const s = String(step);
+  if (/^\d+$/.test(s)) return `step ${s}`;
+  return s.startsWith('compensate:') ? `↩ undo ${s.slice('compensate:'.length)}` : s;
+}
+
+const SAGA_COLOR = { completed: '#1a7f37', compensated: '#bc4c00', compensation_failed: '#cf222e' };
+
+function workflowMark(g, sc, e, mid) {
+  const x = sc.x(Date.parse(e.at));
+  const tip = title(`${clock(e.at)} — ${e.summary}`);
+  const data = { dataset: { type: e.type } };
+  switch (e.type) {
+    case 'SagaStarted':
+      g.append(s('path', { d: `M${x} ${mid + 8} L${x} ${mid - 8} L${x + 9} ${mid - 4} L${x} ${mid}`, class: 'mark saga-start', ...data }, tip));
+      break;
+    case 'SagaCompensating':
+      g.append(s('path', { d: `M${x + 1} ${mid - 6} L${x - 5} ${mid} L${x + 1} ${mid + 6} M${x + 7} ${mid - 6} L${x + 1} ${mid} L${x + 7} ${mid + 6}`, class: 'mark saga-back', ...data }, tip));
+      break;
+    case 'SagaFinished':
+      g.append(s('rect', { x: x - 6, y: mid - 6, width: 12, height: 12, rx: 2, fill: SAGA_COLOR[e.event.outcome] ?? '#8c959f', class: 'mark', ...data }, tip));
+      break;
+    default:
+      g.append(s('circle', { cx: x, cy: mid, r: 5, class: 'mark decision', ...data }, tip));
+  }
 }
 
 function band(g, sc, from, to, y, kind, text) {

@@ -79,17 +79,23 @@ const isTarget = (context: FaultContext, intent: IntentSpec, callNumber: number)
 
 /** SIGKILL effectd (restarting it in the background), or crash a baseline's agent process. */
 function crasher(context: FaultContext): { crash: () => Promise<void>; restarted: () => Promise<void> } {
-  let restarting: Promise<void> = Promise.resolve();
+  let restarting: Promise<unknown> = Promise.resolve();
+  let failure: unknown;
   return {
     crash: async () => {
       if (context.effectd) {
         await context.effectd.kill();
-        restarting = context.effectd.restart();
+        restarting = context.effectd.restart().catch((error: unknown) => {
+          failure = error;
+        });
       } else {
         context.agent.crash();
       }
     },
-    restarted: () => restarting,
+    restarted: async () => {
+      await restarting;
+      if (failure !== undefined) throw failure;
+    },
   };
 }
 

@@ -1,11 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DEFAULT_WORKLOADS, workloadNames } from '../bench/workloads.js';
-import { runMatrix } from '../bench/matrix.js';
-import { FAULTS, isFault, isPolicy, POLICIES, type FaultName, type PolicyName } from '../bench/names.js';
-import { cellLine, cellTable, duration, faultTable, policyTable } from '../bench/report-table.js';
-import { renderSvg } from '../bench/report-svg.js';
 import type { CellResult } from '../bench/cell-runner.js';
+import { FAULTS, isFault, isPolicy, POLICIES, type FaultName, type PolicyName } from '../bench/names.js';
+import { DEFAULT_WORKLOADS, workloadNames } from '../bench/workloads.js';
 import type { CommandSpec } from './cli-kit.js';
 
 const DEFAULT_SEEDS = 3;
@@ -41,6 +38,10 @@ export const benchCommand: CommandSpec = {
     ['--verbose', 'print one line per cell while it runs, and the per-cell table at the end'],
   ],
   async run(values) {
+    // Every effectd command line loads this file; the benchmark's machinery (simulators, proxies) only when it runs.
+    const [{ runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable }, { renderSvg }] = await Promise.all([
+      import('../bench/matrix.js'), import('../bench/report-table.js'), import('../bench/report-svg.js'),
+    ]);
     const list = <T extends string>(flag: string, all: readonly T[], valid: (s: string) => boolean): T[] => {
       const raw = values[flag];
       if (raw === undefined || raw === 'all') return [...all];
@@ -58,6 +59,13 @@ export const benchCommand: CommandSpec = {
     const seeds = Array.from({ length: seedCount }, (_, i) => i + 1);
     const total = workloads.length * faults.length * policies.length * seeds.length;
     const tty = process.stdout.isTTY === true;
+    // Exiting (rather than dying on the signal) runs the handler that SIGKILLs the bench's effectd processes.
+    const interrupted = (signal: string) => {
+      process.stderr.write(`\neffectd bench: ${signal}; stopping\n`);
+      process.exit(130);
+    };
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
     const out = (line = '') => process.stdout.write(`${line}\n`);
 
     out(`effectd bench${values.quick ? ' --quick' : ''}: ${workloads.length} workloads × ${faults.length} faults × ${policies.length} policies × ${seedCount} seed${seedCount === 1 ? '' : 's'} = ${total} cells`);

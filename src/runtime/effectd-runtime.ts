@@ -14,7 +14,6 @@ import { SagaRegistry } from '../shell/saga-registry.js';
 import { SagaRunner } from '../shell/saga-runner.js';
 import { SagaWorker } from '../shell/saga-worker.js';
 import { sagas as builtinSagas } from '../../sagas/index.js';
-import { OpenSagasProjection } from './open-sagas-projection.js';
 import { OpenEffectsProjection } from './open-effects-projection.js';
 import { tenantContentIndex } from './tenant-content-index.js';
 import { EffectStatesProjection } from './effect-states-projection.js';
@@ -88,7 +87,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   });
   const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
   const sagaRunner = new SagaRunner(shell, sagas, metrics);
-  const sagaWorker = new SagaWorker(new OpenSagasProjection(ledger), sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
+  const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
   let reconciling = false;
   return {
     shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner,

@@ -1,4 +1,4 @@
-import type { OpenSagasProjection } from '../runtime/open-sagas-projection.js';
+import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
 import type { SagaRunner } from './saga-runner.js';
 
 /**
@@ -10,11 +10,11 @@ export class SagaWorker {
   private running: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly sagas: OpenSagasProjection, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
+  constructor(private readonly openWork: OpenEffectsProjection, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
 
   async tick(): Promise<void> {
-    await this.sagas.catchUp();
-    for (const { tenant, workflowId } of this.sagas.list()) {
+    await this.openWork.catchUp();
+    for (const { tenant, workflowId } of this.openWork.openSagas()) {
       try {
         await this.runner.advance(tenant, workflowId);
       } catch (error) {

@@ -98,6 +98,17 @@ describe('the operator console in headless Chromium', () => {
     expect(await page.locator('[data-testid="events"]').textContent()).toMatch(/receipt ch_/);
     await page.screenshot({ path: `${ARTIFACTS}/console-workflow.png` });
 
+    // A saga: its steps as a picture, the compensations that ran under the steps they undid.
+    await page.goto(`${scenario.effectd.url}/#/workflow/default/${scenario.workflows.saga}`);
+    await page.getByTestId('saga-status').waitFor();
+    expect(await page.getByTestId('saga-status').textContent()).toBe('compensated');
+    const box = (step: string) => page.locator(`svg.saga [data-step="${step}"]`).getAttribute('data-state');
+    expect(await box('hold-flight')).toBe('committed');
+    expect(await box('charge-card')).toBe('failed_before_effect');
+    expect(await box('email-itinerary')).toBe('not started');
+    expect(await page.locator('svg.saga [data-state="committed"]').count()).toBe(4); // two steps, two compensations
+    await page.screenshot({ path: `${ARTIFACTS}/console-saga.png` });
+
     await page.getByTestId('sign-out').click();
     await page.getByTestId('token-input').fill('efd_operator_not-a-real-token-at-all');
     await page.getByTestId('sign-in').click();

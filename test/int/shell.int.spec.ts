@@ -94,7 +94,7 @@ describe('the deterministic shell against a real HTTP provider', () => {
     expect((await getJson(`${effectd.url}/v1/effects/eff_nope`, effectd.agent)).status).toBe(404);
     const metrics = await getJson(`${effectd.url}/metrics`);
     expect(metrics.body).toMatch(/effectd_attempts_total\{tool="payments.charge",outcome="committed"\} [1-9]/);
-    expect(metrics.body).toMatch(/effectd_effects\{state="committed"\} [1-9]/);
+    expect(metrics.body).toMatch(/effectd_effects\{[^}]*state="committed"[^}]*\} [1-9]/);
     expect(metrics.body).toMatch(/effectd_ledger_append_duration_seconds_bucket/);
     expect((await getJson(`${effectd.url}/healthz`)).body).toMatchObject({ status: 'ok', ledger: 'sqlite' });
   });

@@ -7,7 +7,7 @@ export interface ConsoleScenario {
   tokens: { agent: string; operator: string };
   /** The escalated weak.notify of the trip workflow (the operator resolves it) and of the refund desk (the agent tries). */
   escalated: { trip: string; refund: string };
-  workflows: { trip: string; refund: string; invoices: string };
+  workflows: { trip: string; refund: string; invoices: string; saga: string };
   close(): Promise<void>;
 }
 
@@ -22,8 +22,9 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   const payments = await startSimulator('payments', { options: { searchLagMs: 700 } });
   const email = await startSimulator('email');
   const weak = await startSimulator('weak');
+  const travel = await startSimulator('travel');
   const dataDir = tempDir('effectd-console-');
-  const effectd = await startEffectd({ dataDir, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url, weak: weak.url }, { 'payments.charge': { settleWindowMs: 8_000 } }) });
+  const effectd = await startEffectd({ dataDir, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url, weak: weak.url, travel: travel.url }, { 'payments.charge': { settleWindowMs: 8_000 } }) });
   const run = Date.now().toString(36).slice(-5);
   const submit = async (cmd: Record<string, unknown>) => {
     const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
@@ -35,7 +36,7 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     return e.state === state ? e : undefined;
   }, 15_000);
 
-  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}` };
+  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}` };
   for (let i = 1; i <= 3; i++) {
     await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
   }
@@ -49,6 +50,11 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 2 }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } } }]);
   await submit({ workflowId: workflows.invoices, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1043`, amount: 4900 } });
   await submit({ workflowId: workflows.invoices, step: 2, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1044`, amount: 12900 } });
+  // A trip-booking saga whose card is declined: the hold and the booking are undone in reverse order.
+  await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined' } } } }]);
+  const saga = await postJson(`${effectd.url}/v1/sagas`, { saga: 'trip-booking', workflowId: workflows.saga, input: { tripId: `P-${run}`, traveller: { name: 'Ana Lima', email: 'ana@example.com' }, flight: 'TP1946', date: '2027-06-12', hotel: 'Hotel Ribeira', nights: 2, amount: '412.00' } }, effectd.agent);
+  if (saga.body?.status !== 'compensated') throw new Error(`saga: ${saga.status} ${JSON.stringify(saga.body)}`);
+  await arm(payments, []);
   await settledAs(trip.effectId, 'escalated');
   await settledAs(refund.effectId, 'escalated');
 
@@ -60,7 +66,7 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     workflows,
     close: async () => {
       await effectd.close();
-      await Promise.all([payments.close(), email.close(), weak.close()]);
+      await Promise.all([payments.close(), email.close(), weak.close(), travel.close()]);
     },
   };
 }

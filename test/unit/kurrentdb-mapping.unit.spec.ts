@@ -149,7 +149,7 @@ describe('KurrentDB mapping: stream names', () => {
       expect(toKurrentStream(NS, name)).toBe(`effectd-${name}`);
       expect(fromKurrentStream(NS, `effectd-${name}`)).toBe(name);
     }));
-    expect(toKurrentStream(NS, workflowStream('acme', 'wf 1'))).toBe('effectd-workflow-acme-wf%201');
+    expect(toKurrentStream(NS, workflowStream('acme', 'wf 1'))).toBe('effectd-workflow-acme/wf%201');
     expect(toKurrentStream('effectdtest_1', '$system-looking')).toBe('effectdtest_1-$system-looking');
   });
 

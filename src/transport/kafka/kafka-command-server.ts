@@ -38,6 +38,8 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   /** Next offsets ready to commit, by "topic:partition". */
   private readonly readyToCommit = new Map<string, { topic: string; partition: number; offset: string }>();
   private commitTimer?: NodeJS.Timeout;
+  private activeBatches = 0;
+  private batchesDone?: () => void;
 
   constructor(private readonly settings: KafkaIngressSettings, private readonly metrics: IngressMetrics, private readonly log: (line: string) => void) {
     super();
@@ -64,8 +66,12 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   }
 
   async close(): Promise<void> {
+    // Start nothing new; let running commands settle (abandoned ones are redelivered), commit, leave.
     this.closing = true;
     clearInterval(this.commitTimer);
+    if (this.activeBatches > 0) {
+      await Promise.race([new Promise<void>((resolve) => (this.batchesDone = resolve)), sleep(30_000)]);
+    }
     await this.commitReady();
     await this.consumer?.disconnect().catch(() => {});
     await this.producer?.disconnect().catch(() => {});
@@ -116,7 +122,16 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     }
   }
 
-  private async consumeBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async consumeBatch(payload: EachBatchPayload): Promise<void> {
+    this.activeBatches++;
+    try {
+      await this.consumeBatchMessages(payload);
+    } finally {
+      if (--this.activeBatches === 0) this.batchesDone?.();
+    }
+  }
+
+  private async consumeBatchMessages({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     let revoked = false;
     const beat = async () => {
