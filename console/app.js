@@ -16,10 +16,6 @@ const ui = {};
 
 let resizing;
 window.addEventListener('hashchange', () => me && route());
-window.addEventListener('resize', () => {
-  clearTimeout(resizing);
-  resizing = setTimeout(() => view?.redraw?.(), 150);
-});
 boot();
 
 async function boot(error) {
@@ -56,6 +52,16 @@ function signIn(error) {
   input.focus();
 }
 
+// Redraw the pictures when the main column changes width (window resize, a scrollbar appearing).
+let mainWidth = 0;
+const mainResized = new ResizeObserver(([entry]) => {
+  const width = Math.round(entry.contentRect.width);
+  if (Math.abs(width - mainWidth) < 4) return;
+  mainWidth = width;
+  clearTimeout(resizing);
+  resizing = setTimeout(() => view?.redraw?.(), 100);
+});
+
 function consoleShell() {
   ui.counts = h('div', { class: 'counts', 'data-testid': 'counts' });
   ui.updated = h('span', { class: 'updated muted' });
@@ -63,6 +69,8 @@ function consoleShell() {
   ui.queueCount = h('span', { class: 'pill' }, '0');
   ui.workflows = h('div', { class: 'workflows', 'data-testid': 'workflows' });
   ui.main = h('main', { class: 'main', 'data-testid': 'main' });
+  mainResized.disconnect();
+  mainResized.observe(ui.main);
   const who = `${me.name} · ${me.role}${me.tenant === '*' ? ' · all tenants' : ` · tenant ${me.tenant}`}`;
   clear(root, 
     h('header', { class: 'topbar' },

@@ -191,7 +191,10 @@ function band(g, sc, from, to, y, kind, text) {
   const x = sc.x(from);
   const width = Math.max(2, sc.x(to) - x);
   g.append(s('rect', { x, y: y + 8, width, height: LANE - 16, class: `band band-${kind}`, dataset: { band: kind } }, title(text)));
-  if (width > 90) g.append(s('text', { x: x + 6, y: y + 19, class: `band-label band-label-${kind}` }, text));
+  // Text only where it fits: the whole label, else just the duration.
+  const short = text.replace(/^[a-z ]+ /, '').replace(/ \(waiting\)$/, '');
+  const fitting = [text, short].find((t) => t.length * 6.4 + 12 <= width);
+  if (fitting) g.append(s('text', { x: x + 6, y: y + 19, class: `band-label band-label-${kind}` }, fitting));
 }
 
 function mark(g, sc, e, mid) {

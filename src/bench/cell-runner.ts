@@ -13,7 +13,7 @@ import type { Policy, Send } from './policies/policy.js';
 import { SdkRetryPolicy } from './policies/sdk-retry.js';
 import { ProviderProxy } from './provider-proxy.js';
 import { Rng } from './rng.js';
-import { latencySummary, scoreCell, type IntentEvidence } from './scoring.js';
+import { latencySummary, scoreCell, type IdentityEvidence, type IntentEvidence } from './scoring.js';
 import { profileFor, ScriptedAgent, type IntentOutcome, type TranscriptEntry } from './scripted-agent.js';
 import { workload as findWorkload, type ProviderKind } from './workloads.js';
 
@@ -136,22 +136,24 @@ export async function runCell(spec: CellSpec, options: CellOptions): Promise<Cel
     const oracles: Oracles = {};
     for (const kind of workload.providers) oracles[kind] = await providers.oracle(kind);
     const evidence: IntentEvidence[] = [];
+    const world = new Map<string, IdentityEvidence>();
     const intentsOut: CellResult['intents'] = [];
     for (const [i, intent] of intents.entries()) {
       const outcome = run.outcomes[i]!;
+      const identity = JSON.stringify(intent.identity);
       const records = recordsOf(intent.identity, oracles);
-      evidence.push({
-        intentId: intent.id, multiplicity: intent.multiplicity, repeat: intent.repeat !== undefined, present: records.length,
-        final: outcome.status, ...(outcome.receipt ? { receipt: outcome.receipt } : {}),
+      world.set(identity, {
+        present: records.length,
         knownReceipts: records.some((r) => r.receipts === 'none') ? 'unchecked' : records.flatMap((r) => (r.receipts === 'none' ? [] : r.receipts)),
       });
+      evidence.push({ intentId: intent.id, identity, multiplicity: intent.multiplicity, repeat: intent.repeat !== undefined, final: outcome.status, ...(outcome.receipt ? { receipt: outcome.receipt } : {}) });
       intentsOut.push({ ...outcome, present: records.length, providerRecords: records.map((r) => r.id) });
     }
-    const score = scoreCell(evidence);
+    const score = scoreCell(evidence, (identity) => world.get(identity)!);
     return {
       workload: spec.workload, fault: spec.fault, policy: spec.policy, seed: spec.seed,
       ...score,
-      escalations: run.outcomes.filter((o) => o.status === 'escalated').length,
+      escalations: policy instanceof EffectdPolicy ? await policy.escalations(workflowId) : 0,
       timeInUnknownMs: run.outcomes.reduce((sum, o) => sum + o.unknownMs, 0),
       latencyMs: latencySummary(run.latenciesMs),
       faultInjected: spec.fault === 'none' ? 0 : injected,

@@ -1,22 +1,28 @@
 import type { FinalStatus } from './scripted-agent.js';
 
-/** One intent at the end of a cell: what the provider holds, and what the system last said about it. */
+/** One intent at the end of a cell: the system's last word on it. */
 export interface IntentEvidence {
   intentId: string;
-  /** Provider-side records the workload allows for this intent. */
+  /** Intents that name the same business identity share the provider's records (a declared repeat and its original). */
+  identity: string;
+  /** Provider-side records this intent accounts for. */
   multiplicity: number;
-  /** A declared, intentional repeat: missing it is false deduplication. */
+  /** A declared, intentional repeat: answering it without doing it is false deduplication. */
   repeat: boolean;
-  /** Provider-side records of the intent's business identity (from the oracle). */
-  present: number;
-  /** The system's last word on the intent. */
   final: FinalStatus;
   receipt?: string;
+}
+
+/** What the providers' oracles hold for one business identity. */
+export interface IdentityEvidence {
+  present: number;
   /** Every receipt naming one of the present records; 'unchecked' when the provider issues none. */
   knownReceipts: string[] | 'unchecked';
 }
 
-export interface IntentScore {
+export interface CellScore {
+  /** Effects the workload intends (the sum of multiplicities). */
+  declared: number;
   duplicates: number;
   missing: number;
   falseDedup: number;
@@ -24,43 +30,43 @@ export interface IntentScore {
   wrongReceipt: number;
 }
 
-export interface CellScore extends IntentScore {
-  /** Effects the workload intends (the sum of multiplicities). */
-  declared: number;
-}
-
 /** Still open, honestly: unknown, with a human, or waiting on an open step. */
 const OPEN: ReadonlySet<FinalStatus> = new Set(['unknown', 'escalated', 'blocked']);
 
 /**
- * Scores one intent. Extra provider records beyond the multiplicity are duplicates. A shortfall is
- * `unresolved` when the system still says it does not know, `falseDedup` when a declared repeat was
- * answered as done without happening, and `missing` otherwise (the system said done or not_done, or
- * lost track). A `done` whose receipt names none of the provider's records is a wrong receipt.
+ * Scores the intents of one business identity against the provider's records of it. Records
+ * beyond the allowed multiplicity are duplicates. A shortfall goes first to intents the system
+ * still calls open (`unresolved`, not a failure), then to declared repeats it answered `done`
+ * without doing (`falseDedup`); the rest is `missing` (the system said done or not_done, or lost
+ * track). A `done` whose receipt names none of the identity's records is a wrong receipt.
  */
-export function scoreIntent(evidence: IntentEvidence): IntentScore {
-  const open = OPEN.has(evidence.final);
-  const shortfall = Math.max(0, evidence.multiplicity - evidence.present);
-  const falseDedup = !open && evidence.repeat && evidence.final === 'done' ? shortfall : 0;
+export function scoreIdentity(intents: readonly IntentEvidence[], world: IdentityEvidence): CellScore {
+  const allowed = intents.reduce((s, i) => s + i.multiplicity, 0);
+  const open = intents.filter((i) => OPEN.has(i.final)).reduce((s, i) => s + i.multiplicity, 0);
+  let shortfall = Math.max(0, allowed - world.present);
+  const excusedByOpen = Math.min(shortfall, open);
+  shortfall -= excusedByOpen;
+  const repeatsSaidDone = intents.filter((i) => i.repeat && i.final === 'done').reduce((s, i) => s + i.multiplicity, 0);
+  const falseDedup = Math.min(shortfall, repeatsSaidDone);
+  const known = world.knownReceipts;
   return {
-    duplicates: Math.max(0, evidence.present - evidence.multiplicity),
-    missing: open ? 0 : shortfall - falseDedup,
+    declared: allowed,
+    duplicates: Math.max(0, world.present - allowed),
+    missing: shortfall - falseDedup,
     falseDedup,
-    unresolved: open ? evidence.multiplicity : 0,
-    wrongReceipt: evidence.final === 'done' && evidence.receipt !== undefined && evidence.knownReceipts !== 'unchecked' && !evidence.knownReceipts.includes(evidence.receipt) ? 1 : 0,
+    unresolved: open,
+    wrongReceipt: known === 'unchecked' ? 0 : intents.filter((i) => i.final === 'done' && i.receipt !== undefined && !known.includes(i.receipt)).length,
   };
 }
 
-export function scoreCell(evidence: IntentEvidence[]): CellScore {
+/** Groups a cell's intents by business identity and adds the scores up. */
+export function scoreCell(intents: readonly IntentEvidence[], world: (identity: string) => IdentityEvidence): CellScore {
+  const groups = new Map<string, IntentEvidence[]>();
+  for (const intent of intents) groups.set(intent.identity, [...(groups.get(intent.identity) ?? []), intent]);
   const total: CellScore = { declared: 0, duplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, wrongReceipt: 0 };
-  for (const item of evidence) {
-    const score = scoreIntent(item);
-    total.declared += item.multiplicity;
-    total.duplicates += score.duplicates;
-    total.missing += score.missing;
-    total.falseDedup += score.falseDedup;
-    total.unresolved += score.unresolved;
-    total.wrongReceipt += score.wrongReceipt;
+  for (const [identity, members] of groups) {
+    const score = scoreIdentity(members, world(identity));
+    for (const key of Object.keys(total) as (keyof CellScore)[]) total[key] += score[key];
   }
   return total;
 }

@@ -10,6 +10,7 @@ export interface EffectGauges {
 }
 
 const HUMAN: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure']);
+const STATES: readonly EffectStatus[] = ['declared', 'dispatching', 'committed', 'failed_before_effect', 'terminal_failure', 'unknown', 'escalated', 'held'];
 const UNSETTLED_UNKNOWN: ReadonlySet<EffectStatus> = new Set(['unknown', 'escalated']);
 
 export function effectGauges(effects: Iterable<EffectState>, now: number): EffectGauges {
@@ -27,10 +28,11 @@ export function effectGauges(effects: Iterable<EffectState>, now: number): Effec
       if (since !== undefined) oldest.set(tool, Math.min(oldest.get(tool) ?? Infinity, since));
     }
   }
-  const byToolAndState = [...counts.values()];
-  // Explicit zeros for every tool seen, so "nothing is waiting" is a 0 on the dashboard, not a gap.
-  const tools = new Set(byToolAndState.map((r) => r.tool));
-  const waitingForHuman = [...tools].flatMap((tool) => [...HUMAN].map((state) => ({ tool, state, count: counts.get(`${tool}\u0000${state}`)?.count ?? 0 })));
+  // Explicit zeros for every tool seen, so "nothing is unknown" is a 0 on the dashboard, not a gap.
+  const tools = [...new Set([...counts.values()].map((r) => r.tool))];
+  const row = (tool: string, state: EffectStatus) => counts.get(`${tool}\u0000${state}`) ?? { tool, state, count: 0 };
+  const byToolAndState = [...tools.flatMap((tool) => STATES.map((state) => row(tool, state))), ...[...counts.values()].filter((r) => !STATES.includes(r.state))];
+  const waitingForHuman = tools.flatMap((tool) => [...HUMAN].map((state) => row(tool, state)));
   return {
     byToolAndState,
     waitingForHuman,

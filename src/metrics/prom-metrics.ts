@@ -70,6 +70,26 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   deadLettered(reason: string): void {
     this.deadLetters.inc({ reason });
   }
+  /**
+   * Creates every tool's counter series at 0, so the first increment after a start is a visible
+   * step for rate()/increase() rather than a series that appears already at 1.
+   */
+  initTools(tools: string[]): void {
+    for (const tool of tools) {
+      for (const outcome of ['committed', 'failed_before_effect', 'terminal_failure', 'unknown'] satisfies OutcomeClass[]) this.attempts.inc({ tool, outcome }, 0);
+      for (const reason of ['replay', 'hold']) this.duplicates.inc({ tool, reason }, 0);
+      for (const verdict of ['committed', 'not_committed', 'pending']) this.checks.inc({ tool, verdict }, 0);
+      this.replays.inc({ tool }, 0);
+      this.holds.inc({ tool }, 0);
+      this.escalationsCounter.inc({ tool }, 0);
+    }
+    for (const outcome of ['committed', 'failed_before_effect']) this.resolutions.inc({ outcome }, 0);
+  }
+
+  initSagas(sagas: string[]): void {
+    for (const saga of sagas) for (const outcome of ['completed', 'compensated', 'compensation_failed']) this.sagaRuns.inc({ saga, outcome }, 0);
+  }
+
   sagaRun(saga: string, outcome: string): void {
     this.sagaRuns.inc({ saga, outcome });
   }

@@ -67,6 +67,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   // Group commit: concurrent effects share durable commits (one fsync for many appends).
   const ledger = new GroupCommitLedger(await openLedger(ledgerUrl, options.dataDir));
   const metrics = new PromMetrics();
+  metrics.initTools(tools.list().map((t) => t.name));
   const instanceId = options.instanceId ?? `effectd-${process.pid}-${randomUUID().slice(0, 8)}`;
   const now = options.clock ?? Date.now;
   const effectStates = new EffectStatesProjection(ledger);
@@ -87,6 +88,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   });
   const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
   const sagaRunner = new SagaRunner(shell, sagas, metrics);
+  metrics.initSagas(sagas.names());
   const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
   let reconciling = false;
   return {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,10 +8,14 @@ import { FAULTS, POLICIES } from '../../src/bench/names.js';
 import { DEFAULT_WORKLOADS } from '../../src/bench/workloads.js';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
 
+/** Marks this run's processes (children inherit the environment), so other runs on the machine don't count. */
+const MARK = `EFFECTD_BENCH_TEST_RUN=${randomUUID()}`;
+
 /** Runs the CLI as CI does and returns its exit code and output. */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/effectd.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [name, value] = MARK.split('=') as [string, string];
+    const child = spawn(process.execPath, ['bin/effectd.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [name]: value } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -19,15 +24,15 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   });
 }
 
-/** Command lines of processes still running from a benchmark work dir. */
-function benchStragglers(): string[] {
+/** Processes of this run still alive (the bench's effectd instances carry the mark in their environment). */
+function stragglers(): string[] {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmdline.includes('effectd-bench-')) found.push(`${pid}: ${cmdline}`);
+      if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(MARK)) continue;
+      found.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
     } catch {
-      /* gone meanwhile */
+      /* gone meanwhile, or not ours to read */
     }
   }
   return found;
@@ -56,7 +61,7 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
     expect(cells.filter((c) => c.error !== undefined).map((c) => `${c.workload}/${c.fault}/${c.policy}: ${c.error}`)).toEqual([]);
     expect(run.stdout).toMatch(/dup\/missing\/unresolved\s+blind\s+sdk-retry\s+native-or-never\s+effectd/);
     expect(run.stdout).toMatch(/OK: effectd had no duplicate/);
-    expect(benchStragglers()).toEqual([]);
+    expect(stragglers()).toEqual([]);
   });
 
   it('every cell carries the fields results are compared by', () => {

@@ -1,54 +1,61 @@
 import { describe, expect, it } from 'vitest';
-import { latencySummary, scoreCell, scoreIntent, type IntentEvidence } from '../../src/bench/scoring.js';
+import { latencySummary, scoreCell, scoreIdentity, type IdentityEvidence, type IntentEvidence } from '../../src/bench/scoring.js';
 
-const evidence = (overrides: Partial<IntentEvidence>): IntentEvidence => ({
-  intentId: 'charge', multiplicity: 1, repeat: false, present: 1, final: 'done', receipt: 'ch_1', knownReceipts: ['ch_1'], ...overrides,
+const intent = (overrides: Partial<IntentEvidence> = {}): IntentEvidence => ({
+  intentId: 'charge', identity: 'INV-1', multiplicity: 1, repeat: false, final: 'done', receipt: 'ch_1', ...overrides,
 });
+const world = (present: number, knownReceipts: IdentityEvidence['knownReceipts'] = Array.from({ length: present }, (_, i) => `ch_${i + 1}`)): IdentityEvidence => ({ present, knownReceipts });
+const zero = { duplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, wrongReceipt: 0 };
 
 describe('benchmark scoring (pure)', () => {
   it('one effect, reported done with its receipt, scores zero everywhere', () => {
-    expect(scoreIntent(evidence({}))).toEqual({ duplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, wrongReceipt: 0 });
+    expect(scoreIdentity([intent()], world(1))).toEqual({ declared: 1, ...zero });
   });
 
   it('provider-side records beyond the multiplicity are duplicates, whatever the system said', () => {
-    expect(scoreIntent(evidence({ present: 3, knownReceipts: ['ch_1', 'ch_2', 'ch_3'] })).duplicates).toBe(2);
-    expect(scoreIntent(evidence({ present: 2, final: 'unknown', receipt: undefined })).duplicates).toBe(1);
-    expect(scoreIntent(evidence({ multiplicity: 2, present: 3 })).duplicates).toBe(1);
+    expect(scoreIdentity([intent()], world(3)).duplicates).toBe(2);
+    expect(scoreIdentity([intent({ final: 'unknown', receipt: undefined })], world(2)).duplicates).toBe(1);
+    expect(scoreIdentity([intent({ multiplicity: 2 })], world(3)).duplicates).toBe(1);
   });
 
   it('an absent effect the system called done or not_done is missing; called unknown, escalated or blocked it is unresolved', () => {
-    expect(scoreIntent(evidence({ present: 0, final: 'not_done', receipt: undefined, knownReceipts: [] }))).toMatchObject({ missing: 1, unresolved: 0 });
-    expect(scoreIntent(evidence({ present: 0, final: 'done', knownReceipts: [] }))).toMatchObject({ missing: 1, wrongReceipt: 1 });
+    expect(scoreIdentity([intent({ final: 'not_done', receipt: undefined })], world(0))).toMatchObject({ missing: 1, unresolved: 0 });
+    expect(scoreIdentity([intent()], world(0))).toMatchObject({ missing: 1, wrongReceipt: 1 });
     for (const final of ['unknown', 'escalated', 'blocked'] as const) {
-      expect(scoreIntent(evidence({ present: 0, final, receipt: undefined, knownReceipts: [] }))).toMatchObject({ missing: 0, unresolved: 1 });
+      expect(scoreIdentity([intent({ final, receipt: undefined })], world(0))).toMatchObject({ missing: 0, unresolved: 1 });
     }
   });
 
   it('an effect that happened but is still reported unknown is unresolved, not missing and not a duplicate', () => {
-    expect(scoreIntent(evidence({ final: 'escalated', receipt: undefined }))).toEqual({ duplicates: 0, missing: 0, falseDedup: 0, unresolved: 1, wrongReceipt: 0 });
+    expect(scoreIdentity([intent({ final: 'escalated', receipt: undefined })], world(1))).toEqual({ declared: 1, ...zero, unresolved: 1 });
   });
 
   it('a declared repeat answered done without happening is false deduplication, not missing', () => {
-    expect(scoreIntent(evidence({ repeat: true, present: 0, knownReceipts: [] }))).toMatchObject({ falseDedup: 1, missing: 0 });
-    expect(scoreIntent(evidence({ repeat: true, present: 0, final: 'not_done', receipt: undefined, knownReceipts: [] }))).toMatchObject({ falseDedup: 0, missing: 1 });
-    expect(scoreIntent(evidence({ repeat: true, multiplicity: 2, present: 1 }))).toMatchObject({ falseDedup: 1, missing: 0 });
+    const original = intent({ intentId: 'reminder-1' });
+    const repeat = intent({ intentId: 'reminder-2', repeat: true, receipt: 'ch_1' });
+    expect(scoreIdentity([original, repeat], world(1))).toMatchObject({ declared: 2, falseDedup: 1, missing: 0, duplicates: 0 });
+    expect(scoreIdentity([original, repeat], world(2))).toEqual({ declared: 2, ...zero });
+    expect(scoreIdentity([original, intent({ intentId: 'reminder-2', repeat: true, final: 'not_done', receipt: undefined })], world(1))).toMatchObject({ falseDedup: 0, missing: 1 });
+    expect(scoreIdentity([original, intent({ intentId: 'reminder-2', repeat: true, final: 'unknown', receipt: undefined })], world(1))).toMatchObject({ falseDedup: 0, missing: 0, unresolved: 1 });
+    expect(scoreIdentity([original, repeat], world(3)).duplicates).toBe(1);
   });
 
-  it('a done receipt that names none of the provider records for the intent is a wrong receipt', () => {
-    expect(scoreIntent(evidence({ receipt: 'ch_9', knownReceipts: ['ch_1'] })).wrongReceipt).toBe(1);
-    expect(scoreIntent(evidence({ receipt: 'ch_2', present: 2, knownReceipts: ['ch_1', 'ch_2'] })).wrongReceipt).toBe(0);
-    expect(scoreIntent(evidence({ receipt: 'ref:eff_1', knownReceipts: 'unchecked' })).wrongReceipt).toBe(0);
-    expect(scoreIntent(evidence({ receipt: undefined })).wrongReceipt).toBe(0);
+  it('a done receipt that names none of the provider records for the identity is a wrong receipt', () => {
+    expect(scoreIdentity([intent({ receipt: 'ch_9' })], world(1)).wrongReceipt).toBe(1);
+    expect(scoreIdentity([intent({ receipt: 'ch_2' })], world(2)).wrongReceipt).toBe(0);
+    expect(scoreIdentity([intent({ receipt: 'ref:eff_1' })], world(1, 'unchecked')).wrongReceipt).toBe(0);
+    expect(scoreIdentity([intent({ receipt: undefined })], world(1)).wrongReceipt).toBe(0);
   });
 
-  it('a cell adds its intents up and declares the sum of their multiplicities', () => {
+  it('a cell scores each business identity against its own records and adds them up', () => {
+    const worlds: Record<string, IdentityEvidence> = { a: world(1), b: world(2), c: world(0), d: world(0), e: world(1) };
     const cell = scoreCell([
-      evidence({ intentId: 'email-1' }),
-      evidence({ intentId: 'email-2', present: 2 }),
-      evidence({ intentId: 'email-3', present: 0, final: 'unknown', receipt: undefined, knownReceipts: [] }),
-      evidence({ intentId: 'email-4', present: 0, final: 'not_done', receipt: undefined, knownReceipts: [] }),
-      evidence({ intentId: 'email-5', receipt: 'em_x' }),
-    ]);
+      intent({ intentId: 'email-1', identity: 'a' }),
+      intent({ intentId: 'email-2', identity: 'b' }),
+      intent({ intentId: 'email-3', identity: 'c', final: 'unknown', receipt: undefined }),
+      intent({ intentId: 'email-4', identity: 'd', final: 'not_done', receipt: undefined }),
+      intent({ intentId: 'email-5', identity: 'e', receipt: 'em_x' }),
+    ], (id) => worlds[id]!);
     expect(cell).toEqual({ declared: 5, duplicates: 1, missing: 1, falseDedup: 0, unresolved: 1, wrongReceipt: 1 });
   });
 

@@ -31,13 +31,25 @@ export class EffectdPolicy implements Policy {
 
   constructor(private route: Route, private readonly send: Send, private readonly deadline: number) {}
 
+  /** Effects of this workflow effectd handed to a human, by its own account. */
+  async escalations(workflowId: string): Promise<number> {
+    const endpoint = this.route();
+    const result = await this.send({ method: 'GET', url: `${endpoint.url}/v1/workflows/${encodeURIComponent(workflowId)}`, headers: headers(endpoint, false), timeoutMs: 5_000 });
+    if (result.kind !== 'response' || result.status !== 200) return 0;
+    const effects = (result.body as { effects?: { state?: string }[] }).effects ?? [];
+    return effects.filter((e) => e.state !== undefined && WITH_A_HUMAN.has(e.state)).length;
+  }
+
   /** The workflow moved to another instance: later calls and polls go there. */
   moveTo(route: Route): void {
     this.route = route;
   }
 
   async call(call: ToolCall): Promise<Observation> {
-    const body = JSON.stringify({ workflowId: call.workflowId, step: call.step, slot: call.intent.slot, tool: call.intent.tool, args: call.args, principal: 'bench-agent' });
+    const body = JSON.stringify({
+      workflowId: call.workflowId, step: call.step, slot: call.intent.slot, tool: call.intent.tool, args: call.args, principal: 'bench-agent',
+      ...(call.intent.repeat ? { repeat: call.intent.repeat } : {}),
+    });
     for (let redelivery = 0; ; redelivery++) {
       const endpoint = this.route();
       const result = await this.send({ method: 'POST', url: `${endpoint.url}/v1/effects`, headers: headers(endpoint, true), body, timeoutMs: 10_000, signal: call.signal });
@@ -50,7 +62,11 @@ export class EffectdPolicy implements Policy {
     }
   }
 
-  /** Polls the effect until effectd settles it, hands it to a human, or the cell's deadline passes. */
+  /**
+   * Polls the effect until effectd settles it, hands it to a human, or the cell's deadline passes.
+   * A step the content index holds is asked again instead (resubmitting it sends nothing): only
+   * the shell answers "already done" or lets it go once the step it repeats is settled.
+   */
   async settle(observation: Extract<Observation, { kind: 'unknown' }>, call: ToolCall, deadline: number): Promise<Observation> {
     if (!observation.effectId) return observation;
     let last: Observation = observation;
@@ -58,6 +74,11 @@ export class EffectdPolicy implements Policy {
       if (last.kind === 'unknown' && last.state !== undefined && WITH_A_HUMAN.has(last.state)) return last;
       await sleep(POLL_MS, call.signal);
       if (call.signal.aborted) return last;
+      if (last.kind === 'unknown' && last.state === 'held') {
+        last = await this.call(call);
+        if (last.kind !== 'unknown') return last;
+        continue;
+      }
       const endpoint = this.route();
       const result = await this.send({ method: 'GET', url: `${endpoint.url}/v1/effects/${observation.effectId}`, headers: headers(endpoint, false), timeoutMs: 5_000 });
       if (result.kind !== 'response' || result.status !== 200) continue;

@@ -45,7 +45,8 @@ export class EffectCommandProcessor {
         const fields = (error.details.fields as { path: string; message: string }[] | undefined) ?? [];
         return { kind: 'dead-letter', reason: error.code as 'invalid_command' | 'unknown_tool', detail: error.message, ...this.refusalReply(envelope, messageKey, error.code, error.message, fields) };
       }
-      throw error;
+      // Validation is pure: failing otherwise would fail on every redelivery too.
+      return { kind: 'dead-letter', reason: 'handler_error', detail: `validation failed unexpectedly: ${(error as Error).message}` };
     }
     const address: OutcomeAddress = { ...envelope, tenant: prepared.command.tenant, workflowId: prepared.command.workflowId, step: prepared.command.step, slot: prepared.command.slot };
     const key = prepared.command.workflowId;
