@@ -1,6 +1,8 @@
 import { isEffectdError } from '../../core/errors.js';
 import type { EffectdRuntime } from '../../runtime/effectd-runtime.js';
+import type { EffectCommandInput } from '../../core/effect-command.js';
 import type { PreparedCommand, ShellAnswer } from '../../shell/effect-shell.js';
+import { sagaNameOf, sagaOutcome } from '../../shell/saga-outcome.js';
 import { decodeCommand, type CommandEnvelope } from '../wire/command-codec.js';
 import { encodeOutcome, encodeRefusal, type OutcomeAddress } from '../wire/outcome-codec.js';
 import { backoffMs, sleep } from './backoff.js';
@@ -37,6 +39,8 @@ export class EffectCommandProcessor {
     const decoded = decodeCommand(value);
     if (!decoded.ok) return { kind: 'dead-letter', reason: 'undecodable', detail: decoded.detail, ...this.refusalReply(decoded.envelope, messageKey, 'invalid_command', decoded.detail) };
     const { envelope } = decoded;
+    const sagaName = sagaNameOf(decoded.command.tool);
+    if (sagaName) return this.startSaga(sagaName, decoded.command, envelope, messageKey);
     let prepared: PreparedCommand;
     try {
       prepared = this.runtime.shell.prepare(decoded.command);
@@ -76,6 +80,22 @@ export class EffectCommandProcessor {
         continue;
       }
       return { kind: 'answer', reply: reply(encodeOutcome(answer.outcome, address)) };
+    }
+  }
+
+  /** A command whose tool is `saga:<name>` starts that saga (idempotent on the workflowId); its answer is the saga's state. */
+  private async startSaga(name: string, command: EffectCommandInput, envelope: CommandEnvelope, messageKey: string | undefined): Promise<CommandVerdict> {
+    const tenant = command.tenant ?? 'default';
+    try {
+      const view = await this.runtime.sagaRunner.start(tenant, command.workflowId, name, command.args, command.principal ?? 'kafka');
+      const address: OutcomeAddress = { ...envelope, tenant, workflowId: command.workflowId, step: 'saga', slot: '0' };
+      const value = encodeOutcome(sagaOutcome(view), address);
+      return { kind: 'answer', reply: { ...(envelope.replyTopic ? { topic: envelope.replyTopic } : {}), key: command.workflowId, value, ...(envelope.correlationId ? { correlationId: envelope.correlationId } : {}) } };
+    } catch (error) {
+      // Another input for a started saga is a valid message with a clear answer, not a dead letter.
+      if (isEffectdError(error, 'intent_conflict') && envelope.correlationId) return { kind: 'answer', reply: this.refusalReply(envelope, messageKey, error.code, error.message).reply! };
+      if (isEffectdError(error)) return { kind: 'dead-letter', reason: 'invalid_command', detail: error.message, ...this.refusalReply(envelope, messageKey, error.code, error.message) };
+      throw error;
     }
   }
 
