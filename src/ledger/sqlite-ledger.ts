@@ -39,35 +39,24 @@ export class SqliteLedger implements Ledger {
     this.head = this.db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream = ?');
     this.byStream = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE stream = ? ORDER BY revision');
     this.fromPosition = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE position > ? ORDER BY position LIMIT ?');
+    const insertAt = (stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
+      const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
+      if (current !== expected) throw new ConcurrencyError(stream, expected);
+      let position = 0;
+      let revision = expected;
+      const now = Date.now();
+      for (const event of events) {
+        revision += 1;
+        const { type, ...data } = event;
+        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
+      }
+      return { revision, position };
+    };
     // IMMEDIATE takes the write lock first, so the revision check and the insert are one atomic step
     // even across processes sharing the file; UNIQUE(stream, revision) backs it up.
-    this.appendTx = this.db.transaction((stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
-      const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
-      if (current !== expected) throw new ConcurrencyError(stream, expected);
-      let position = 0;
-      let revision = expected;
-      const now = Date.now();
-      for (const event of events) {
-        revision += 1;
-        const { type, ...data } = event;
-        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
-      }
-      return { revision, position };
-    }).immediate;
+    this.appendTx = this.db.transaction(insertAt).immediate;
     // One transaction (one fsync) for many appends; a savepoint per request keeps each all-or-nothing.
-    const one = this.db.transaction((stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
-      const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
-      if (current !== expected) throw new ConcurrencyError(stream, expected);
-      let position = 0;
-      let revision = expected;
-      const now = Date.now();
-      for (const event of events) {
-        revision += 1;
-        const { type, ...data } = event;
-        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
-      }
-      return { revision, position };
-    });
+    const one = this.db.transaction(insertAt);
     this.appendManyTx = this.db.transaction((requests: readonly AppendRequest[]) => requests.map(({ stream, events, expectedRevision }) => {
       try {
         return one(stream, events, expectedRevision);
