@@ -2,7 +2,7 @@ import { Body, Controller, Get, Inject, Param, Post, Query, Res, UseGuards } fro
 import type { Response } from 'express';
 import { z } from 'zod';
 import { agentOutcome } from '../core/agent-outcome.js';
-import { EffectdError } from '../core/errors.js';
+import { invalidCommand } from '../core/errors.js';
 import { foldWorkflow } from '../core/fold.js';
 import { workflowStream } from '../core/streams.js';
 import type { Principal } from '../runtime/credentials.js';
@@ -29,12 +29,9 @@ export class DecisionsController {
   @Post('decisions')
   async decide(@Param('workflowId') workflowId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res({ passthrough: true }) res: Response) {
     const parsed = decisionInput.safeParse(body);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-      throw new EffectdError('invalid_command', `invalid decision: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
-    }
+    if (!parsed.success) throw invalidCommand('invalid decision', parsed.error.issues);
     const { tenant, ...input } = parsed.data;
-    const result = await this.runtime.shell.decide(tenantFor(principal, tenant), workflowId, input);
+    const result = await this.runtime.shell.journal.decide(tenantFor(principal, tenant), workflowId, input);
     res.status(result.replayed ? 200 : 201);
     return { replayed: result.replayed, decision: { step: result.decision.step, tool: result.decision.tool, args: result.decision.args, decidedBy: result.decision.decidedBy, at: new Date(result.decision.at).toISOString() } };
   }

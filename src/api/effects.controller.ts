@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { agentOutcome } from '../core/agent-outcome.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
-import { EffectdError } from '../core/errors.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
 import { isEffectEvent } from '../core/events.js';
 import { workflowStream } from '../core/streams.js';
 import { canSeeTenant, type Principal } from '../runtime/credentials.js';
@@ -64,13 +64,10 @@ export class EffectsController {
   @HttpCode(200)
   async resolve(@Param('effectId') effectId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
     const parsed = resolution.safeParse(body);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-      throw new EffectdError('invalid_command', `invalid resolution: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
-    }
+    if (!parsed.success) throw invalidCommand('invalid resolution', parsed.error.issues);
     const effect = await this.visible(effectId, principal);
     const { outcome, receipt, reason } = parsed.data;
-    const resolved = await this.runtime.shell.resolve(effect, { resolvedBy: principal.name, outcome: outcome === 'committed' ? 'committed' : 'failed_before_effect', reason, ...(receipt ? { receipt } : {}) });
+    const resolved = await this.runtime.shell.operators.resolve(effect, { resolvedBy: principal.name, outcome: outcome === 'committed' ? 'committed' : 'failed_before_effect', reason, ...(receipt ? { receipt } : {}) });
     return this.detailed(resolved);
   }
 
@@ -88,7 +85,7 @@ export class EffectsController {
   async release(@Param('effectId') effectId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
     const reason = (body as { reason?: unknown } | undefined)?.reason;
     if (typeof reason !== 'string' || reason.trim() === '') throw new EffectdError('invalid_command', 'a release needs a "reason": why this is a separate effect and not a duplicate', { fields: [{ path: 'reason', message: 'required' }] });
-    const answer = await this.runtime.shell.release(await this.visible(effectId, principal), principal.name, reason);
+    const answer = await this.runtime.shell.operators.release(await this.visible(effectId, principal), principal.name, reason);
     return answer.outcome;
   }
 

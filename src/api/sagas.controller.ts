@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
-import { EffectdError } from '../core/errors.js';
+import { invalidCommand } from '../core/errors.js';
 import type { Principal } from '../runtime/credentials.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard, CurrentPrincipal } from './auth.guard.js';
@@ -35,10 +35,7 @@ export class SagasController {
   @Post()
   async start(@Body() body: unknown, @CurrentPrincipal() principal: Principal) {
     const parsed = startSaga.safeParse(body);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-      throw new EffectdError('invalid_command', `invalid saga start: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
-    }
+    if (!parsed.success) throw invalidCommand('invalid saga start', parsed.error.issues);
     const { saga, workflowId, input, tenant } = parsed.data;
     return this.runtime.sagaRunner.start(tenantFor(principal, tenant), workflowId, saga, input, principal.name);
   }

@@ -35,3 +35,9 @@ export class IllegalTransitionError extends EffectdError {
     super('illegal_transition', `effect ${effectId}: ${eventType} is not allowed in state ${from} (${why})`, { effectId, from, eventType });
   }
 }
+
+/** A 400-class error listing each offending field by its path, for validation failures of any input. */
+export function invalidCommand(summary: string, issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []): EffectdError {
+  const fields = issues.map((i) => ({ path: [...prefix, ...i.path.map(String)].join('.') || '(body)', message: i.message }));
+  return new EffectdError('invalid_command', `${summary}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
+}

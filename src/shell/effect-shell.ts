@@ -1,14 +1,15 @@
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
-import { effectStatus, type EffectState } from '../core/effect-state.js';
-import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { DecisionRecorded, EffectHeld, EffectResolved } from '../core/events.js';
-import { canonicalJson } from '../core/canonical-json.js';
+import type { EffectState } from '../core/effect-state.js';
+import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import type { EffectHeld } from '../core/events.js';
 import { contentKeyOf, findContentMatch, holdsBack } from '../core/content-index.js';
 import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { decideDispatch } from '../core/shell-decision.js';
 import { workflowStream } from '../core/streams.js';
+import { DecisionJournal } from './decision-journal.js';
+import { OperatorActions } from './operator-actions.js';
 import { Reconciler } from './reconciler.js';
 import { MAX_RACES, ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
 
@@ -26,10 +27,16 @@ export interface PreparedCommand extends PreparedEffect {
 export class EffectShell {
   readonly core: ShellCore;
   readonly reconciler: Reconciler;
+  /** The model's journaled decisions. */
+  readonly journal: DecisionJournal;
+  /** What only operators do: resolve what effectd can't, release what it held. */
+  readonly operators: OperatorActions;
 
   constructor(deps: ShellDeps) {
     this.core = new ShellCore(deps);
     this.reconciler = new Reconciler(this.core);
+    this.journal = new DecisionJournal(this.core);
+    this.operators = new OperatorActions(this.core);
   }
 
   /** Validates a raw command against the wire schema and the tool's contract. Throws `invalid_command` / `unknown_tool`. */
@@ -70,7 +77,7 @@ export class EffectShell {
     const { core } = this;
     for (let race = 0; race < MAX_RACES; race++) {
       const workflow = await core.read(effect.stream);
-      this.checkDecision(effect, workflow);
+      this.journal.check(effect, workflow);
       const current = workflow.effects.get(effect.effectId);
       const decision = decideDispatch(current, effect.declaration.intentDigest, core.now(), effect.tool.keyPolicy);
       switch (decision.kind) {
@@ -130,44 +137,6 @@ export class EffectShell {
     throw new Error(`effect ${effect.effectId}: gave up after ${MAX_RACES} concurrent appends to ${effect.stream}`);
   }
 
-  /** A step the model already decided runs as decided: a resubmission can't rephrase it. */
-  private checkDecision(effect: PreparedCommand, workflow: WorkflowState): void {
-    const decision = workflow.decisions.get(effect.command.step);
-    if (!decision) return;
-    const decided = decision.tool === effect.tool.name ? effect.tool.schema.safeParse(decision.args) : undefined;
-    const same = decided?.success && canonicalJson(decided.data) === canonicalJson(effect.declaration.args);
-    if (!same) {
-      this.core.metrics.rejected('decision_conflict');
-      throw new EffectdError('intent_conflict', `step ${effect.command.step} of workflow ${effect.command.workflowId} was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, { step: effect.command.step, decision });
-    }
-  }
-
-  /**
-   * Journals the model's decision for a step before anything acts on it. A step is decided once:
-   * a second call (a resumed task) gets the recorded decision back, and the model is not asked again.
-   */
-  async decide(tenant: string, workflowId: string, input: { step: string; tool: string; args: Record<string, unknown>; decidedBy?: string }): Promise<{ decision: DecisionRecorded; replayed: boolean }> {
-    const { core } = this;
-    const tool = core.deps.tools.get(input.tool);
-    if (!tool) throw new EffectdError('unknown_tool', `unknown tool "${input.tool}"; known tools: ${core.deps.tools.list().map((t) => t.name).join(', ')}`, { tool: input.tool });
-    const args = tool.schema.safeParse(input.args);
-    if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
-    const stream = workflowStream(tenant, workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
-      const recorded = workflow.decisions.get(input.step);
-      if (recorded) return { decision: recorded, replayed: true };
-      const decision: DecisionRecorded = { type: 'DecisionRecorded', v: 1, at: core.now(), step: input.step, tool: input.tool, args: input.args, ...(input.decidedBy ? { decidedBy: input.decidedBy } : {}) };
-      try {
-        await core.append(stream, workflow, [decision]);
-        return { decision, replayed: false };
-      } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-      }
-    }
-    throw new Error(`workflow ${workflowId}: could not record the decision for step ${input.step} after ${MAX_RACES} races`);
-  }
-
   private async contentMatch(effect: PreparedCommand, workflow: WorkflowState): Promise<{ effect: EffectState; scope: 'workflow' | 'tenant' } | undefined> {
     const now = this.core.now();
     const key = effect.declaration.contentKey!;
@@ -183,60 +152,4 @@ export class EffectShell {
     if (!by.workflowId) return workflow.effects.get(by.effectId);
     return (await this.core.read(workflowStream(held.declared.tenant, by.workflowId))).effects.get(by.effectId);
   }
-
-  /** An operator lets a held effect go (a repeat the agent should have declared): it is dispatched now. */
-  async release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer> {
-    const { core } = this;
-    const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
-      const current = workflow.effects.get(effect.effectId)!;
-      if (current.recordedStatus !== 'held') throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}, not held`);
-      try {
-        const released = await core.append(stream, workflow, [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy, reason }]);
-        const prepared = core.prepared(released.effects.get(effect.effectId)!, stream);
-        if (!prepared) throw new EffectdError('unknown_tool', `tool ${effect.declared.tool} is no longer configured`);
-        const answer = await core.claimAndDispatch(prepared, released, released.effects.get(effect.effectId));
-        if (answer) return answer;
-      } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-      }
-    }
-    throw new Error(`effect ${effect.effectId}: could not release after ${MAX_RACES} races`);
-  }
-
-  /** Records an operator's resolution of an escalated, terminal or unknown effect: who, what, and the evidence. */
-  async resolve(effect: EffectState, resolution: Resolution): Promise<EffectState> {
-    const { core } = this;
-    const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
-      const current = workflow.effects.get(effect.effectId)!;
-      const event: EffectResolved = { type: 'EffectResolved', v: 1, at: core.now(), effectId: effect.effectId, ...resolution };
-      try {
-        const next = (await core.append(stream, workflow, [event])).effects.get(effect.effectId)!;
-        core.metrics.resolved(resolution.outcome);
-        if (next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, event.at - next.unknownSince);
-        return next;
-      } catch (error) {
-        if (isEffectdError(error, 'concurrency_conflict')) continue;
-        if (isEffectdError(error, 'illegal_transition')) {
-          throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}: only an escalated, terminal or unknown effect can be resolved`);
-        }
-        throw error;
-      }
-    }
-    throw new Error(`effect ${effect.effectId}: could not record the resolution after ${MAX_RACES} races`);
-  }
-}
-
-export type Resolution = Pick<EffectResolved, 'resolvedBy' | 'outcome' | 'reason'> & { receipt?: string };
-
-export interface ResolvingShell {
-  resolve(effect: EffectState, resolution: Resolution): Promise<EffectState>;
-}
-
-function invalidCommand(summary: string, issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []): EffectdError {
-  const fields = issues.map((i) => ({ path: [...prefix, ...i.path.map(String)].join('.') || '(body)', message: i.message }));
-  return new EffectdError('invalid_command', `${summary}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
 }

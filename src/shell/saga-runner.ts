@@ -1,6 +1,6 @@
 import { canonicalJson } from '../core/canonical-json.js';
 import { effectStatus } from '../core/effect-state.js';
-import { EffectdError, isEffectdError } from '../core/errors.js';
+import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
 import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { compensationStepKey, type SagaDefinition } from '../core/saga/saga-definition.js';
@@ -43,10 +43,7 @@ export class SagaRunner {
     const saga = this.sagas.get(name);
     if (!saga) throw new EffectdError('not_found', `no saga "${name}"; registered sagas: ${this.sagas.names().join(', ')}`);
     const parsed = saga.input.safeParse(rawInput);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => ({ path: ['input', ...i.path.map(String)].join('.'), message: i.message }));
-      throw new EffectdError('invalid_command', `input does not fit saga ${name}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
-    }
+    if (!parsed.success) throw invalidCommand(`input does not fit saga ${name}`, parsed.error.issues, ['input']);
     const { core } = this.shell;
     const stream = workflowStream(tenant, workflowId);
     for (let race = 0; race < 20; race++) {

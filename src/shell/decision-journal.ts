@@ -1,0 +1,53 @@
+import { canonicalJson } from '../core/canonical-json.js';
+import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import type { DecisionRecorded } from '../core/events.js';
+import type { WorkflowState } from '../core/fold.js';
+import { workflowStream } from '../core/streams.js';
+import { MAX_RACES, type PreparedEffect, type ShellCore } from './shell-core.js';
+
+export interface DecisionInput {
+  step: string;
+  tool: string;
+  args: Record<string, unknown>;
+  decidedBy?: string;
+}
+
+/**
+ * The model's decisions, journaled in the workflow stream before anything acts on them. A step is
+ * decided once: a resumed task gets the recorded decision back, and a submission can't rephrase it.
+ */
+export class DecisionJournal {
+  constructor(private readonly core: ShellCore) {}
+
+  async decide(tenant: string, workflowId: string, input: DecisionInput): Promise<{ decision: DecisionRecorded; replayed: boolean }> {
+    const { core } = this;
+    const tool = core.deps.tools.get(input.tool);
+    if (!tool) throw new EffectdError('unknown_tool', `unknown tool "${input.tool}"; known tools: ${core.deps.tools.list().map((t) => t.name).join(', ')}`, { tool: input.tool });
+    const args = tool.schema.safeParse(input.args);
+    if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
+    const stream = workflowStream(tenant, workflowId);
+    for (let race = 0; race < MAX_RACES; race++) {
+      const workflow = await core.read(stream);
+      const recorded = workflow.decisions.get(input.step);
+      if (recorded) return { decision: recorded, replayed: true };
+      const decision: DecisionRecorded = { type: 'DecisionRecorded', v: 1, at: core.now(), step: input.step, tool: input.tool, args: input.args, ...(input.decidedBy ? { decidedBy: input.decidedBy } : {}) };
+      try {
+        await core.append(stream, workflow, [decision]);
+        return { decision, replayed: false };
+      } catch (error) {
+        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
+      }
+    }
+    throw new Error(`workflow ${workflowId}: could not record the decision for step ${input.step} after ${MAX_RACES} races`);
+  }
+
+  /** A step the model already decided runs as decided. */
+  check(effect: PreparedEffect & { command: { step: string; workflowId: string } }, workflow: WorkflowState): void {
+    const decision = workflow.decisions.get(effect.command.step);
+    if (!decision) return;
+    const decided = decision.tool === effect.tool.name ? effect.tool.schema.safeParse(decision.args) : undefined;
+    if (decided?.success && canonicalJson(decided.data) === canonicalJson(effect.declaration.args)) return;
+    this.core.metrics.rejected('decision_conflict');
+    throw new EffectdError('intent_conflict', `step ${effect.command.step} of workflow ${effect.command.workflowId} was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, { step: effect.command.step, decision });
+  }
+}
