@@ -125,7 +125,7 @@ export async function runCell(spec: CellSpec, options: CellOptions): Promise<Cel
         if (!proxy) throw new Error(`no proxy for ${kind} in this cell`);
         return proxy;
       },
-    }, cellRng.fork('fault'));
+    });
 
     const run = await agent.run(intents);
     await armedFault.finished();

@@ -49,7 +49,7 @@ export interface FaultSpec {
   shortKeys?: boolean;
   /** rebalance cells need a second effectd instance on the same ledger. */
   needsSecondary?: boolean;
-  arm(context: FaultContext, rng: Rng): Promise<ArmedFault>;
+  arm(context: FaultContext): Promise<ArmedFault>;
 }
 
 type RuleAction = FaultRule['action'];
@@ -114,9 +114,7 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
     async arm(context) {
       const proxy = context.proxy(benchTool(context.target.tool).provider);
       let refused = 0;
-      const back = async () => {
-        await proxy.up();
-      };
+      const back = () => proxy.up();
       return armed({
         hooks: {
           beforeCall: async (intent, n) => {

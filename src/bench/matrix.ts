@@ -40,6 +40,12 @@ export interface MatrixRun {
 
 const KINDS: ProviderKind[] = ['payments', 'email', 'cloud', 'weak'];
 
+/** What an effectd cell costs before one has been measured: a SIGKILLed claim waits out its lease. */
+const EFFECTD_CELL_PRIOR_MS: Record<FaultName, number> = {
+  'before-dispatch': 300, 'before-mutation': 800, 'after-mutation': 500, 'before-record': 2_700, cancel: 400, 'late-commit': 1_100,
+  'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, none: 100,
+};
+
 export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 'policies' | 'seeds'>): CellSpec[] {
   const cells: CellSpec[] = [];
   for (const seed of options.seeds)
@@ -62,16 +68,21 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
   const baselineCells = cells.filter((c) => c.policy !== 'effectd');
   const runTag = Date.now().toString(36).slice(-5);
   const results: CellResult[] = [];
-  const timing = { effectd: { n: 0, ms: 0 }, baseline: { n: 0, ms: 0 } };
+  const measured = new Map<string, { n: number; ms: number }>();
+  const costOf = (cell: CellSpec) => {
+    const lane = cell.policy === 'effectd' ? `effectd/${cell.fault}` : 'baseline';
+    const seen = measured.get(lane);
+    return seen ? seen.ms / seen.n : cell.policy === 'effectd' ? EFFECTD_CELL_PRIOR_MS[cell.fault] : 400;
+  };
 
   const record = (result: CellResult) => {
     results.push(result);
-    const lane = result.policy === 'effectd' ? timing.effectd : timing.baseline;
-    lane.n += 1;
-    lane.ms += result.elapsedMs;
-    const avg = (t: { n: number; ms: number }, fallback: number) => (t.n > 0 ? t.ms / t.n : fallback);
-    const effectdLeft = (effectdCells.length - timing.effectd.n) * avg(timing.effectd, 2_000);
-    const baselineLeft = ((baselineCells.length - timing.baseline.n) * avg(timing.baseline, 800)) / Math.max(1, options.concurrency);
+    const lane = result.policy === 'effectd' ? `effectd/${result.fault}` : 'baseline';
+    const seen = measured.get(lane) ?? { n: 0, ms: 0 };
+    measured.set(lane, { n: seen.n + 1, ms: seen.ms + result.elapsedMs });
+    const pending = cells.filter((c) => !results.some((r) => sameCell(c, r)));
+    const effectdLeft = pending.filter((c) => c.policy === 'effectd').reduce((s, c) => s + costOf(c), 0);
+    const baselineLeft = pending.filter((c) => c.policy !== 'effectd').reduce((s, c) => s + costOf(c), 0) / Math.max(1, options.concurrency);
     options.onCell?.(result, { done: results.length, total: cells.length, elapsedMs: Date.now() - started, etaMs: Math.max(effectdLeft, baselineLeft) });
   };
 
@@ -79,7 +90,14 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
   let lane: EffectdLane | undefined;
   let broken = false;
   try {
-    if (effectdCells.length > 0) lane = await openLane(workDir, options.ledgerUrl);
+    if (effectdCells.length > 0) {
+      try {
+        lane = await openLane(workDir, options.ledgerUrl);
+      } catch (error) {
+        broken = true; // keep the work dir: effectd's log is in it
+        throw error;
+      }
+    }
     const runOne = async (cell: CellSpec) => {
       try {
         record(await runCell(cell, { runTag, lane: cell.policy === 'effectd' ? lane : undefined, redecide: cell.policy === 'effectd' ? options.redecide : undefined }));

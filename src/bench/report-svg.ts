@@ -27,7 +27,7 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
   const width = left + faults.length * groupW + 20;
   const panelH = 170;
   const top = 70;
-  const height = top + PANELS.length * (panelH + 70) + 10;
+  const height = top + PANELS.length * (panelH + 70) + 30 + policies.length * 16;
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
@@ -41,7 +41,8 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
     const y0 = top + index * (panelH + 70) + 20;
     const max = Math.max(1, ...faults.flatMap((f) => policies.map((p) => value(f, p, panel.key))));
     const scale = (panelH - 10) / max;
-    out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escape(panel.title)}</text>`);
+    const empty = faults.every((f) => policies.every((p) => value(f, p, panel.key) === 0));
+    out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escape(panel.title)}${empty ? ' — none in this run' : ''}</text>`);
     const ticks = niceTicks(max);
     for (const t of ticks) {
       const y = y0 + panelH - t * scale;
@@ -59,6 +60,12 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
       });
       out.push(`<text transform="translate(${gx + (policies.length * barW) / 2},${y0 + panelH + 10}) rotate(30)" font-size="10">${escape(fault)}</text>`);
     });
+  });
+  const footer = top + PANELS.length * (panelH + 70) + 16;
+  out.push(`<text x="${left}" y="${footer}" font-weight="bold">Totals${seeds > 1 ? ' (mean per seed)' : ''}</text>`);
+  policies.forEach((policy, i) => {
+    const total = (key: (typeof PANELS)[number]['key']) => round(faults.reduce((s, f) => s + value(f, policy, key), 0));
+    out.push(`<rect x="${left}" y="${footer + 7 + i * 16}" width="10" height="10" fill="${COLORS[policy]}"/><text x="${left + 16}" y="${footer + 16 + i * 16}">${escape(`${policy}: ${total('duplicates')} duplicates, ${total('missing')} missing, ${total('unresolved')} unresolved`)}</text>`);
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;

@@ -100,6 +100,7 @@ export class ScriptedAgent {
   private interruption: Promise<'crash' | 'move'>;
   private readonly callCounts = new Map<string, number>();
   private readonly driftIntents = new Set<string>();
+  private crashes = 0;
 
   constructor(
     private readonly policy: Policy,
@@ -121,6 +122,7 @@ export class ScriptedAgent {
   /** The agent's process dies: calls in flight are cut; it comes back and resumes from its checkpoint. */
   crash(): void {
     this.note('*', 'crash', 'the agent process is killed; it restarts from its last checkpoint');
+    this.crashes += 1;
     this.interruptNow?.('crash');
     for (const controller of this.controllers.values()) controller.abort();
   }
@@ -206,7 +208,7 @@ export class ScriptedAgent {
       return { intentId: intent.id, ...finalOf(observation), steps: journal.steps, calls: journal.calls, unknownMs };
     };
     let last: Observation | undefined;
-    /** The current step's open effect, which an obedient harness waits for even when the model gives up. */
+    /** The intent's latest open effect, which an obedient harness waits for even when the model gives up. */
     let open: Extract<Observation, { kind: 'unknown' }> | undefined;
     const settle = async (observation: Extract<Observation, { kind: 'unknown' }>): Promise<Observation> => {
       this.note(intent.id, 'wait', 'unknown: the harness waits for effectd to settle it');
@@ -219,11 +221,9 @@ export class ScriptedAgent {
     // Waiting is not deciding: an effect effectd proves absent after a wait earns the model one more try.
     let budget = this.profile.maxDecisions;
     while (journal.calls < budget && Date.now() < this.deadline) {
-      const stepBefore = journal.step;
       const observation = await this.toolCall(intent, journal);
       track(observation);
       last = observation;
-      if (journal.step !== stepBefore) open = undefined;
       if (observation.kind === 'unknown' && observation.effectId) open = observation;
       switch (observation.kind) {
         case 'done':
@@ -288,15 +288,17 @@ export class ScriptedAgent {
     journal.calls += 1;
     this.note(intent.id, 'call', `#${callNumber} step ${journal.step}${describeArgs(intent.args, journal.args)}`);
     const started = performance.now();
+    const crashesBefore = this.crashes;
     const pending = this.policy.call(this.callFor(intent, journal, controller.signal));
     const interrupted = this.interruption.then((how) => ({ interrupted: how }) as const);
     const raced = await Promise.race([pending.then((observation) => ({ observation }) as const), interrupted]);
     this.controllers.delete(intent.id);
-    if ('interrupted' in raced) {
-      // The call goes on (a zombie worker's) or was cut (a crash); either way this worker never sees it.
+    // A crash cuts the call (whichever settled first); a move leaves it running for a worker that no longer listens.
+    const crashed = this.crashes !== crashesBefore;
+    if (crashed || 'interrupted' in raced) {
       this.zombies.add(pending);
       void pending.finally(() => this.zombies.delete(pending));
-      throw new Interrupted(raced.interrupted);
+      throw new Interrupted(crashed ? 'crash' : 'move');
     }
     this.latencies.push(performance.now() - started);
     const { observation } = raced;

@@ -39,8 +39,8 @@ export const benchCommand: CommandSpec = {
   ],
   async run(values) {
     // Every effectd command line loads this file; the benchmark's machinery (simulators, proxies) only when it runs.
-    const [{ runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable }, { renderSvg }] = await Promise.all([
-      import('../bench/matrix.js'), import('../bench/report-table.js'), import('../bench/report-svg.js'),
+    const [{ runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable }, { renderSvg }, { FAULT_SPECS }] = await Promise.all([
+      import('../bench/matrix.js'), import('../bench/report-table.js'), import('../bench/report-svg.js'), import('../bench/faults.js'),
     ]);
     const list = <T extends string>(flag: string, all: readonly T[], valid: (s: string) => boolean): T[] => {
       const raw = values[flag];
@@ -70,6 +70,7 @@ export const benchCommand: CommandSpec = {
 
     out(`effectd bench${values.quick ? ' --quick' : ''}: ${workloads.length} workloads × ${faults.length} faults × ${policies.length} policies × ${seedCount} seed${seedCount === 1 ? '' : 's'} = ${total} cells`);
     out(`(baseline cells ${concurrency} at a time; effectd cells one at a time through real effectd processes; ground truth from the providers' oracles)\n`);
+    if (values.verbose) out(`${faults.map((f) => `  ${f.padEnd(16)} ${FAULT_SPECS[f].boundary}`).join('\n')}\n`);
 
     let lastLine = 0;
     const run = await runMatrix({

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CellResult } from '../../src/bench/cell-runner.js';
 import { FAULTS, POLICIES } from '../../src/bench/names.js';
 import { DEFAULT_WORKLOADS } from '../../src/bench/workloads.js';
@@ -42,18 +42,19 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
   let run: { code: number | null; stdout: string; stderr: string };
   let cells: CellResult[];
   let svg: string;
+  const dir = tempDir('effectd-bench-test-');
   const of = (filter: Partial<Pick<CellResult, 'workload' | 'fault' | 'policy'>>) =>
     cells.filter((c) => Object.entries(filter).every(([k, v]) => c[k as keyof CellResult] === v));
   const sum = (list: CellResult[], pick: (c: CellResult) => number) => list.reduce((s, c) => s + pick(c), 0);
 
   beforeAll(async () => {
     await ensureBuilt();
-    const dir = tempDir('effectd-bench-test-');
     run = await runCli(['bench', '--quick', '--json', join(dir, 'quick.json'), '--svg', join(dir, 'quick.svg')]);
     if (run.code !== 0) console.error(run.stdout, run.stderr);
     cells = JSON.parse(readFileSync(join(dir, 'quick.json'), 'utf8')) as CellResult[];
     svg = readFileSync(join(dir, 'quick.svg'), 'utf8');
   }, 240_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs every workload × fault × policy, exits 0, prints the table, and leaves no process behind', () => {
     expect(run.code).toBe(0);
