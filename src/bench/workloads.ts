@@ -154,7 +154,7 @@ registerWorkload({
   providers: ['weak'],
   intents: (tag) => {
     const token = `ORD-${tag}`;
-    const args = { channel: 'ops', text: `${token} shipped today` };
+    const args = { channel: 'ops', about: `${token} shipped`, text: `${token} shipped today` };
     return [{
       id: 'notification', tool: 'weak.notify', step: 'notify-ops', slot: '0', args,
       equivalents: [{ ...args, text: ` ${args.text}  ` }],

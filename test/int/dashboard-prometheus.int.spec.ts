@@ -68,7 +68,7 @@ describe('the Grafana dashboard against a real Prometheus', () => {
     for (const cmd of charges) await submit(cmd);
     await submit(charges[0]!); // a replay
     expect((await submit({ ...charges[0]!, args: { invoiceId: `INV-${run}-1`, amount: 1300 } })).status).toBe(422);
-    const notes = await Promise.all([1, 2].map((i) => submit({ workflowId: `wf-${run}-n${i}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', text: `note ${i}` } })));
+    const notes = await Promise.all([1, 2].map((i) => submit({ workflowId: `wf-${run}-n${i}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', about: `note ${i}`, text: `note ${i}` } })));
     await waitFor('notifications escalated and the lost charge reconciled', async () => {
       const open = (await getJson(`${effectd.url}/v1/effects?state=unknown,dispatching&limit=100`, effectd.operator)).body.effects;
       return open.length === 0 ? true : undefined;

@@ -41,7 +41,7 @@ describe('/metrics after a run agrees with the ledger', () => {
     await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify', times: 3 }, action: { type: 'drop-after-mutation' } }]);
     const charges = Array.from({ length: 11 }, (_, i) => ({ workflowId: `wf-${run}-pay-${i}`, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-${i}`, amount: 1000 + i } }));
     const emails = Array.from({ length: 4 }, (_, i) => ({ workflowId: `wf-${run}-mail-${i}`, step: 1, tool: 'email.send', args: { to: `u${i}@example.com`, subject: 'Receipt', text: `receipt ${i}` } }));
-    const notes = Array.from({ length: 3 }, (_, i) => ({ workflowId: `wf-${run}-note-${i}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', text: `note ${i}` } }));
+    const notes = Array.from({ length: 3 }, (_, i) => ({ workflowId: `wf-${run}-note-${i}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', about: `note ${i}`, text: `note ${i}` } }));
     for (const cmd of charges) await submit(cmd);
     await Promise.all(emails.map(submit));
     for (const cmd of notes) await submit(cmd);

@@ -118,7 +118,7 @@ describe('reconciliation of unknown effects', () => {
   it('with neither key nor lookup (weak.notify) a lost reply is escalated with its evidence; operators resolve, agents cannot', async () => {
     const { weak, effectd } = await setup({}, {});
     await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
-    const cmd = { workflowId: `wf-notify-${++n}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', text: 'deploy done' } };
+    const cmd = { workflowId: `wf-notify-${++n}`, step: 1, tool: 'weak.notify', args: { channel: 'ops', about: 'deploy 42', text: 'deploy done' } };
     const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
     const escalated = await settled(effectd, answer.body.effectId);
     expect(escalated).toMatchObject({ state: 'escalated', status: 'unknown' });
@@ -203,7 +203,7 @@ describe('leases and the operator CLI (separate processes)', () => {
     await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify' }, action: { type: 'drop-after-mutation' } }]);
     const server = await spawnEffectd(['--data-dir', dir, '--config', config]);
     try {
-      const answer = await postJson(`${server.url}/v1/effects`, { workflowId: 'wf-cli', step: 1, tool: 'weak.notify', args: { channel: 'ops', text: 'hello' } }, authHeaders(dir, 'agent'));
+      const answer = await postJson(`${server.url}/v1/effects`, { workflowId: 'wf-cli', step: 1, tool: 'weak.notify', args: { channel: 'ops', about: 'greeting', text: 'hello' } }, authHeaders(dir, 'agent'));
       const effectId = answer.body.effectId as string;
       const cli = (...args: string[]) => run(process.execPath, ['bin/effectd.js', ...args, '--url', server.url, '--data-dir', dir]);
       const listed = await waitFor('the escalation to show', async () => {
