@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { agentOutcome } from '../core/agent-outcome.js';
+import { recordedOutcome } from '../core/agent-outcome.js';
 import { invalidCommand } from '../core/errors.js';
 import { foldWorkflow } from '../core/fold.js';
 import { workflowStream } from '../core/streams.js';
@@ -54,7 +54,7 @@ export class DecisionsController {
     for (const d of state.decisions.values()) steps.set(d.step, { step: d.step, decision: { tool: d.tool, args: d.args }, outcomes: [], at: d.at });
     for (const e of state.effects.values()) {
       const entry = steps.get(e.declared.step) ?? { step: e.declared.step, outcomes: [], at: e.declared.at };
-      const { status, receipt, message, effectId } = agentOutcome(e, { now, replayed: true });
+      const { status, receipt, message, effectId } = recordedOutcome(e, now, (id) => state.effects.get(id));
       entry.outcomes.push({ slot: e.declared.slot, effectId, status, ...(receipt ? { receipt } : {}), message });
       steps.set(e.declared.step, entry);
     }

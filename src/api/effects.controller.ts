@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { agentOutcome } from '../core/agent-outcome.js';
+import { recordedOutcome } from '../core/agent-outcome.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
 import { isEffectEvent } from '../core/events.js';
@@ -101,7 +101,7 @@ export class EffectsController {
     const { tenant, workflowId, step, slot, principal } = effect.declared;
     const now = this.runtime.now();
     return {
-      ...agentOutcome(effect, { now, replayed: true }),
+      ...recordedOutcome(effect, now, (id) => this.runtime.effectStates.get(id)),
       tenant, workflowId, step, slot, declaredBy: principal, attempts: effect.attempts.length,
       ...(effect.unknownSince !== undefined ? { unknownSince: new Date(effect.unknownSince).toISOString() } : {}),
       ...(effect.resolvedBy ? { resolvedBy: effect.resolvedBy } : {}),

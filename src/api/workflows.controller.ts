@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
-import { agentOutcome } from '../core/agent-outcome.js';
+import { recordedOutcome } from '../core/agent-outcome.js';
 import { unknownSinceAt } from '../core/effect-state.js';
 import { EffectdError } from '../core/errors.js';
 import { isEffectEvent } from '../core/events.js';
@@ -43,7 +43,7 @@ export class WorkflowsController {
       workflowId,
       revision: state.revision,
       effects: [...state.effects.values()].map((e) => ({
-        ...agentOutcome(e, { now, replayed: true }), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length,
+        ...recordedOutcome(e, now, (id) => state.effects.get(id)), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length,
         declaredAt: new Date(e.declared.at).toISOString(),
         ...(unknownSinceAt(e, now) !== undefined ? { unknownSince: new Date(unknownSinceAt(e, now)!).toISOString() } : {}),
         ...(e.settledAt !== undefined ? { settledAt: new Date(e.settledAt).toISOString() } : {}),

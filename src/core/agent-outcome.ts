@@ -85,3 +85,9 @@ function heldOutcome(effect: EffectState, base: Omit<AgentOutcome, 'status' | 'm
     message: `being checked: ${tool} for ${target} from step ${held.step} is not confirmed yet (reference ${held.effectId}); nothing was sent for step ${step}. Do not start another ${tool} for ${target}.`,
   };
 }
+
+/** The outcome of an effect read back later; a held one answers with the state of the effect it was held against. */
+export function recordedOutcome(effect: EffectState, now: number, find: (effectId: string) => EffectState | undefined): AgentOutcome {
+  const matched = effect.heldBy ? find(effect.heldBy.effectId) : undefined;
+  return agentOutcome(effect, { now, replayed: true, ...(matched ? { matched } : {}) });
+}

@@ -49,6 +49,8 @@ describe('the content index: the model deciding again', () => {
     const later = await submit({ workflowId, step: 2, tool: 'payments.charge', args: { invoiceId: 'INV-7001', amount: '49.00 USD' } });
     expect(later.body).toMatchObject({ status: 'done', state: 'held', receipt: truth[0]!.id });
     expect(later.body.message).toBe(`already done: payments.charge for invoice INV-7001 happened in step 1 (receipt ${truth[0]!.id}); nothing was sent for step 2. To do it again on purpose, resubmit with "repeat": {"reason": "…"}.`);
+    // Reading the held effect answers the same way, with the receipt of step 1.
+    expect((await getJson(`${effectd.url}/v1/effects/${again.body.effectId}`, effectd.agent)).body).toMatchObject({ status: 'done', state: 'held', receipt: truth[0]!.id });
     // A third decision, yet another step: held at once, still one charge.
     const third = await submit({ workflowId, step: 3, tool: 'payments.charge', args: { invoiceId: 'INV-7001', amount: 4900 } });
     expect(third.body).toMatchObject({ status: 'done', state: 'held', receipt: truth[0]!.id });
