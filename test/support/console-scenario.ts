@@ -45,8 +45,8 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   const charge = await submit({ workflowId: workflows.trip, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1042`, amount: '249.00 USD', description: 'Lisbon, 3 nights' } });
   await settledAs(charge.effectId, 'committed');
   await submit({ workflowId: workflows.trip, step: 2, tool: 'email.send', args: { to: 'traveller@example.com', subject: 'Your Lisbon itinerary', text: 'Hotel Alfama, 12–15 June.' } });
-  const trip = await submit({ workflowId: workflows.trip, step: 3, tool: 'weak.notify', args: { channel: 'travel-ops', text: `Trip ${run} booked and paid` } });
-  const refund = await submit({ workflowId: workflows.refund, step: 1, tool: 'weak.notify', args: { channel: 'billing', text: `Refund approved for INV-${run}-0990` } });
+  const trip = await submit({ workflowId: workflows.trip, step: 3, tool: 'weak.notify', args: { channel: 'travel-ops', about: `trip ${run}`, text: `Trip ${run} booked and paid` } });
+  const refund = await submit({ workflowId: workflows.refund, step: 1, tool: 'weak.notify', args: { channel: 'billing', about: `refund INV-${run}-0990`, text: `Refund approved for INV-${run}-0990` } });
   await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 2 }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } } }]);
   await submit({ workflowId: workflows.invoices, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1043`, amount: 4900 } });
   await submit({ workflowId: workflows.invoices, step: 2, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1044`, amount: 12900 } });
