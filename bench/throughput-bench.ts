@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
+import { writeFastPaymentsConfig } from '../src/harness/tool-config-files.js';
 import { spawnEffectdProcess, type EffectdProcess } from '../src/harness/effectd-process.js';
 import { spawnSimulator, type SimulatorProcess } from '../src/harness/simulator-process.js';
 import { EffectClient, type EffectAnswer, type EffectRequest } from '../src/sdk/index.js';
@@ -73,23 +74,6 @@ function machineBusyTicks(): number {
 }
 
 // ---------------------------------------------------------------- setup helpers
-function paymentsConfig(dir: string, paymentsUrl: string): string {
-  const file = join(dir, 'effectd.config.json');
-  writeFileSync(file, JSON.stringify({
-    builtinTools: false,
-    providers: { payments: { baseUrl: paymentsUrl } },
-    tools: [{
-      name: 'payments.charge', provider: 'payments',
-      request: { path: '/v1/charges', body: { amount: '{args.amount}', currency: '{args.currency}', metadata: { invoice_id: '{args.invoiceId}' } } },
-      args: { invoiceId: { type: 'string' }, amount: { type: 'money', currencyField: 'currency' }, currency: { type: 'currency', default: 'usd' } },
-      target: 'invoice {args.invoiceId}', reversibility: 'compensable',
-      idempotency: { kind: 'header', header: 'Idempotency-Key', retentionMs: 86_400_000 },
-      reference: { kind: 'body-path', path: 'metadata.effectd_ref' },
-      receiptPath: 'id', replayHeader: 'Idempotent-Replayed', timeoutMs: 10_000,
-    }],
-  }));
-  return file;
-}
 
 function credentialsFile(dir: string): { file: string; token: string } {
   const token = `efd_agent_${randomBytes(24).toString('base64url')}`;
@@ -189,7 +173,7 @@ async function runScenario(scenario: Scenario, paymentsUrl: string, simulatorPid
   const schema = `bench_tp_${RUN}_${label}`;
   const topics = { commands: `effectd.commands.bench-${RUN}-${label}`, outcomes: `effectd.outcomes.bench-${RUN}-${label}`, deadLetters: `effectd.dlq.bench-${RUN}-${label}` };
   const credentials = credentialsFile(dir);
-  const config = paymentsConfig(dir, paymentsUrl);
+  const config = writeFastPaymentsConfig(dir, paymentsUrl, 10_000);
   const env: Record<string, string> = {
     EFFECTD_SECRET: SECRET, EFFECTD_CREDENTIALS: credentials.file,
     EFFECTD_KAFKA_COMMANDS_TOPIC: topics.commands, EFFECTD_KAFKA_OUTCOMES_TOPIC: topics.outcomes, EFFECTD_KAFKA_DLQ_TOPIC: topics.deadLetters,

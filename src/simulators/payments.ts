@@ -60,6 +60,8 @@ export class PaymentsSimulator implements SimProvider {
   readonly routes: readonly Route[];
   private charges = new Map<string, Stored<Charge>>();
   private refunds = new Map<string, Stored<Refund>>();
+  /** Refund executions refused (no such charge, already refunded): the oracle keeps them, as travel keeps refused undos. */
+  private refundRefusals: { charge: string; code: string; idempotencyKey: string | null; createdAtMs: number }[] = [];
   private readonly keys: StripeIdempotencyLayer;
   private readonly searchLagMs: number;
   private readonly shouldRetryHeader: boolean;
@@ -88,14 +90,15 @@ export class PaymentsSimulator implements SimProvider {
     ];
   }
 
-  oracle(): { charges: (Charge & Provenance)[]; refunds: (Refund & Provenance)[] } {
+  oracle(): { charges: (Charge & Provenance)[]; refunds: (Refund & Provenance)[]; refundRefusals: { charge: string; code: string; idempotencyKey: string | null; createdAtMs: number }[] } {
     const flatten = <T>({ object, ...provenance }: Stored<T>): T & Provenance => ({ ...structuredClone(object), ...provenance });
-    return { charges: [...this.charges.values()].map(flatten), refunds: [...this.refunds.values()].map(flatten) };
+    return { charges: [...this.charges.values()].map(flatten), refunds: [...this.refunds.values()].map(flatten), refundRefusals: structuredClone(this.refundRefusals) };
   }
 
   reset(): void {
     this.charges = new Map();
     this.refunds = new Map();
+    this.refundRefusals = [];
     this.keys.clear();
   }
 
@@ -139,6 +142,7 @@ export class PaymentsSimulator implements SimProvider {
   private createRefund(params: RefundParams, idempotencyKey: string | null): Reply {
     const stored = this.charges.get(params.charge);
     if (stored === undefined) {
+      this.refundRefusals.push({ charge: params.charge, code: 'resource_missing', idempotencyKey, createdAtMs: this.clock.now() });
       return stripeError(400, {
         type: 'invalid_request_error',
         code: 'resource_missing',
@@ -149,6 +153,7 @@ export class PaymentsSimulator implements SimProvider {
     const charge = stored.object;
     const refundable = charge.amount - charge.amount_refunded;
     if (refundable === 0) {
+      this.refundRefusals.push({ charge: charge.id, code: 'charge_already_refunded', idempotencyKey, createdAtMs: this.clock.now() });
       return stripeError(400, {
         type: 'invalid_request_error',
         code: 'charge_already_refunded',

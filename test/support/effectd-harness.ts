@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
 import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+export { writeFastPaymentsConfig, writeToolsConfig } from '../../src/harness/tool-config-files.js';
 
 export function tempDir(prefix = 'effectd-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -66,25 +67,6 @@ export async function getJson(url: string, headers: Record<string, string> = {})
   return { status: res.status, body: body as any };
 }
 
-/** A user config that re-declares payments.charge with a short timeout, for tests that wait out leases. */
-export function writeFastPaymentsConfig(dir: string, paymentsUrl: string, timeoutMs: number): string {
-  const file = join(dir, 'effectd.config.json');
-  writeFileSync(file, JSON.stringify({
-    builtinTools: false,
-    providers: { payments: { baseUrl: paymentsUrl } },
-    tools: [{
-      name: 'payments.charge', provider: 'payments',
-      request: { path: '/v1/charges', body: { amount: '{args.amount}', currency: '{args.currency}', metadata: { invoice_id: '{args.invoiceId}' } } },
-      args: { invoiceId: { type: 'string' }, amount: { type: 'money', currencyField: 'currency' }, currency: { type: 'currency', default: 'usd' } },
-      target: 'invoice {args.invoiceId}', reversibility: 'compensable',
-      idempotency: { kind: 'header', header: 'Idempotency-Key', retentionMs: 86_400_000 },
-      reference: { kind: 'body-path', path: 'metadata.effectd_ref' },
-      receiptPath: 'id', replayHeader: 'Idempotent-Replayed', timeoutMs,
-    }],
-  }));
-  return file;
-}
-
 export interface EffectdProcess {
   url: string;
   child: ChildProcess;
@@ -133,24 +115,3 @@ export async function ensureBuilt(): Promise<void> {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 }
 
-/**
- * A config file with the built-in tools re-declared (builtinTools: false) against the given
- * providers, with per-tool overrides (short timeouts, settle windows, retentions) for fast tests.
- */
-export function writeToolsConfig(dir: string, providerUrls: Record<string, string>, overrides: Record<string, Record<string, unknown>> = {}): string {
-  const builtin = JSON.parse(readFileSync('config/builtin-tools.json', 'utf8')) as { providers: Record<string, { baseUrl: string }>; tools: { name: string; provider: string }[] };
-  const providers = Object.fromEntries(Object.entries(builtin.providers).map(([name, p]) => [name, { ...p, baseUrl: providerUrls[name] ?? p.baseUrl }]));
-  const tools = builtin.tools.map((tool) => deepMerge(tool, overrides[tool.name] ?? {}));
-  const file = join(dir, `effectd.config.${Date.now()}.${Math.random().toString(36).slice(2, 6)}.json`);
-  writeFileSync(file, JSON.stringify({ builtinTools: false, providers, tools }));
-  return file;
-}
-
-function deepMerge<T>(base: T, patch: Record<string, unknown>): T {
-  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
-  for (const [key, value] of Object.entries(patch)) {
-    const current = out[key];
-    out[key] = value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' ? deepMerge(current, value as Record<string, unknown>) : value;
-  }
-  return out as T;
-}
