@@ -32,18 +32,38 @@ export const BENCH_TIMINGS = {
 
 export interface BenchTool {
   provider: ProviderKind;
-  /** Path prefix of the tool's mutating request, where faults are aimed. */
+  /**
+   * Path prefix of the tool's mutating request, where provider-side faults are aimed (specific
+   * enough that another tool of the same provider never matches it before this tool's request).
+   */
   mutationPath: string;
 }
 
+/**
+ * The tools the benchmark drives. Each one reaches its provider through its own proxy (and its own
+ * provider entry in effectd's configuration), so a fault can take one tool's provider away (the
+ * hotel API is unreachable) while another tool of the same provider still answers (the flight API).
+ */
 export const BENCH_TOOLS: Record<string, BenchTool> = {
   'payments.charge': { provider: 'payments', mutationPath: '/v1/charges' },
+  'payments.refund': { provider: 'payments', mutationPath: '/v1/refunds' },
   'email.send': { provider: 'email', mutationPath: '/emails' },
   'cloud.create-instance': { provider: 'cloud', mutationPath: '/cloud/' },
   'weak.append-line': { provider: 'weak', mutationPath: '/append-line' },
   'weak.notify': { provider: 'weak', mutationPath: '/notify' },
   'weak.create-resource': { provider: 'weak', mutationPath: '/resources' },
+  'travel.hold-flight': { provider: 'travel', mutationPath: '/flights/holds' },
+  'travel.release-hold': { provider: 'travel', mutationPath: '/flights/holds/fh_' },
+  'travel.book-hotel': { provider: 'travel', mutationPath: '/hotels/bookings' },
+  'travel.cancel-booking': { provider: 'travel', mutationPath: '/hotels/bookings/hb_' },
 };
+
+export const BENCH_TOOL_NAMES = Object.keys(BENCH_TOOLS);
+
+/** The provider entry effectd's configuration gives one tool: its own base URL (its own proxy). */
+export function benchProviderName(tool: string): string {
+  return `bench-${tool.replace(/[^a-z0-9]+/gi, '-')}`;
+}
 
 export function benchTool(name: string): BenchTool {
   const tool = BENCH_TOOLS[name];
@@ -58,22 +78,23 @@ interface RawConfig {
 
 /**
  * An effectd configuration file's content: the built-in contracts of the benchmark's tools with
- * compressed timings, pointing at `providerUrls`. `forBaselines` strips effectd's stamped references
- * (the baselines call providers directly and stamp nothing).
+ * compressed timings, each tool pointing at its own URL in `toolUrls` (its proxy). `forBaselines`
+ * strips effectd's stamped references (the baselines call providers directly and stamp nothing).
  */
-export function benchConfig(providerUrls: Record<ProviderKind, string>, retentionMs: number, forBaselines = false): Record<string, unknown> {
+export function benchConfig(toolUrls: Record<string, string>, retentionMs: number, forBaselines = false): Record<string, unknown> {
   const builtin = JSON.parse(readFileSync(join(packageRoot(), 'config', 'builtin-tools.json'), 'utf8')) as RawConfig;
   const providers: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(builtin.providers)) {
-    const url = providerUrls[name as ProviderKind];
-    if (url !== undefined) providers[name] = { ...spec, baseUrl: url };
-  }
   const tools = builtin.tools
     .filter((tool) => typeof tool.name === 'string' && tool.name in BENCH_TOOLS)
     .map((tool) => {
+      const name = tool.name as string;
+      const spec = builtin.providers[tool.provider as string];
+      if (!spec) throw new Error(`config/builtin-tools.json: tool ${name} names provider ${String(tool.provider)}, which it does not declare`);
+      providers[benchProviderName(name)] = { ...spec, baseUrl: toolUrls[name] ?? 'http://127.0.0.1:9' };
       const idempotency = tool.idempotency as { kind: string; retentionMs?: number };
       return {
         ...tool,
+        provider: benchProviderName(name),
         timeoutMs: BENCH_TIMINGS.timeoutMs,
         settleWindowMs: BENCH_TIMINGS.settleWindowMs,
         idempotency: idempotency.kind === 'none' ? idempotency : { ...idempotency, retentionMs },
@@ -84,8 +105,8 @@ export function benchConfig(providerUrls: Record<ProviderKind, string>, retentio
 }
 
 /** The compiled contracts the baseline policies build their requests from (same shapes as effectd's). */
-export function baselineTools(providerUrls: Record<ProviderKind, string>, retentionMs: number): ToolRegistry {
-  return new ToolRegistry(parseConfig(benchConfig(providerUrls, retentionMs, true), 'the benchmark configuration'));
+export function baselineTools(toolUrls: Record<string, string>, retentionMs: number): ToolRegistry {
+  return new ToolRegistry(parseConfig(benchConfig(toolUrls, retentionMs, true), 'the benchmark configuration'));
 }
 
 /** The simulated providers' settings that match the contracts above. */
@@ -100,5 +121,8 @@ export function simulatorOptions(kind: ProviderKind, retentionMs: number): Recor
       return { tokenLifetimeMs: retentionMs, describeLagMs: shortKeys ? BENCH_TIMINGS.keyExpiredLookupLagMs : BENCH_TIMINGS.describeLagMs, bootMs: BENCH_TIMINGS.bootMs };
     case 'weak':
       return {};
+    case 'travel':
+      // The travel contracts say their lookups are consistent: the simulated provider must be too.
+      return { retentionMs, listLagMs: 0 };
   }
 }

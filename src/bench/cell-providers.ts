@@ -13,17 +13,29 @@ type FaultRuleInput = { match?: Partial<FaultRule['match']>; action: FaultRule['
  * killing effectd never touches the ground truth; the benchmark only talks to them over HTTP.
  */
 export class CellProviders {
+  /** Each provider's rules in book order; `fault` marks the injected faults (not standing refusals). */
+  private readonly rules = new Map<ProviderKind, { rule: FaultRuleInput; fault: boolean }[]>();
+
   private constructor(private readonly sims: Map<ProviderKind, RunningSimulator>) {}
 
-  static async start(kinds: readonly ProviderKind[], seed: number, retentionMs: number): Promise<CellProviders> {
+  /**
+   * `idSeed` is stamped into every id the providers issue (`ch_<hex>_000001`): one per cell, so a
+   * refund or a release names its own cell's records and a straggler of an earlier cell names none.
+   */
+  static async start(kinds: readonly ProviderKind[], idSeed: number, retentionMs: number): Promise<CellProviders> {
     const sims = new Map<ProviderKind, RunningSimulator>();
     try {
-      for (const kind of kinds) sims.set(kind, await startSimulator(kind, { seed, options: simulatorOptions(kind, retentionMs) }));
+      for (const kind of kinds) sims.set(kind, await startSimulator(kind, { seed: idSeed, options: simulatorOptions(kind, retentionMs) }));
     } catch (error) {
       await Promise.all([...sims.values()].map((s) => s.close()));
       throw error;
     }
     return new CellProviders(sims);
+  }
+
+  /** What every id these providers issue contains (see `start`). */
+  static idStamp(idSeed: number): string {
+    return `_${(idSeed >>> 0).toString(16)}_`;
   }
 
   get kinds(): ProviderKind[] {
@@ -36,16 +48,33 @@ export class CellProviders {
     return sim.url;
   }
 
-  async armFaults(kind: ProviderKind, rules: FaultRuleInput[]): Promise<void> {
-    await simulatorCall(this.url(kind), '/_admin/faults', { rules });
+  /**
+   * Adds rules to a provider's fault book: the fault aimed at one request goes `first` (it decides
+   * for that request), standing behaviour such as a saga step's refusal goes `last`.
+   */
+  async armFaults(kind: ProviderKind, rules: FaultRuleInput[], position: 'first' | 'last' = 'last'): Promise<void> {
+    const current = this.rules.get(kind) ?? [];
+    const added = rules.map((rule) => ({ rule, fault: position === 'first' }));
+    const next = position === 'first' ? [...added, ...current] : [...current, ...added];
+    this.rules.set(kind, next);
+    await simulatorCall(this.url(kind), '/_admin/faults', { rules: next.map((r) => r.rule) });
   }
 
-  /** How many times the provider-side fault rules applied, across providers. */
+  /** How many times the injected provider-side faults applied, across providers (standing refusals not counted). */
   async faultsFired(): Promise<number> {
+    return this.fired(true);
+  }
+
+  /** How many times the standing refusals (a saga step's failAt) applied. */
+  async refusalsFired(): Promise<number> {
+    return this.fired(false);
+  }
+
+  private async fired(faults: boolean): Promise<number> {
     let fired = 0;
-    for (const kind of this.sims.keys()) {
+    for (const [kind, rules] of this.rules) {
       const { stats } = await simulatorCall<{ stats: { fired: number }[] }>(this.url(kind), '/_admin/faults');
-      fired += stats.reduce((sum, s) => sum + s.fired, 0);
+      fired += stats.reduce((sum, s, i) => sum + (rules[i]?.fault === faults ? s.fired : 0), 0);
     }
     return fired;
   }

@@ -29,7 +29,14 @@ export class EffectdProcess {
     private readonly env: Record<string, string>,
     private readonly credentialsFile: string,
     private readonly log: WriteStream,
+    /** A line that says the instance is ready (after it listens), e.g. that its Kafka consumer joined. */
+    private readonly readyPattern?: RegExp,
   ) {}
+
+  /** The OS process id of the running instance (effectd names its Kafka client `effectd-<pid>`). */
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
+  }
 
   get endpoint(): EffectdEndpoint {
     if (!this.current) throw new Error(`effectd ${this.name} is not running`);
@@ -54,12 +61,14 @@ export class EffectdProcess {
         clearTimeout(timer);
         reject(new Error(`effectd ${this.name} exited with ${code} before listening (log: ${this.log.path})`));
       });
+      let listening: string | undefined;
       createInterface({ input: child.stdout! }).on('line', (line) => {
         this.log.write(`[${this.name}] ${line}\n`);
         const match = /listening on (http:\/\/\S+)/.exec(line);
-        if (match) {
+        if (match) listening = match[1]!;
+        if (listening !== undefined && (this.readyPattern === undefined || this.readyPattern.test(line))) {
           clearTimeout(timer);
-          resolve(match[1]!);
+          resolve(listening);
         }
       });
     });
@@ -100,6 +109,10 @@ function agentToken(file: string): string | undefined {
 
 export interface FleetOptions {
   root: string;
+  /** Prefixes the instances' names in the log (a run has several lanes). */
+  name?: string;
+  /** A log shared with other fleets (kept open on close); default effectd.log in `root`. */
+  log?: WriteStream;
   /** Config for the production-like instances (24 h key retention). */
   config: string;
   /** Config for the key-expired instance (short key retention, as its providers have). */
@@ -120,6 +133,7 @@ export class EffectdFleet {
   private readonly shortKeysProcess: EffectdProcess;
   readonly logFile: string;
   private readonly log: WriteStream;
+  private readonly ownLog: boolean;
 
   constructor(options: FleetOptions) {
     const secret = randomBytes(32).toString('hex');
@@ -128,17 +142,19 @@ export class EffectdFleet {
       mkdirSync(path, { recursive: true });
       return path;
     };
-    this.logFile = join(options.root, 'effectd.log');
-    this.log = createWriteStream(this.logFile, { flags: 'a' });
+    this.ownLog = options.log === undefined;
+    this.log = options.log ?? createWriteStream(join(options.root, 'effectd.log'), { flags: 'a' });
+    this.logFile = String(this.log.path);
+    const named = (instance: string) => (options.name ? `${options.name}/${instance}` : instance);
     const primaryDir = dir('primary');
     const shared = options.ledgerUrl ?? `sqlite:${join(primaryDir, 'ledger.db')}`;
     const primaryCredentials = join(primaryDir, 'credentials.json');
     const env = { EFFECTD_SECRET: secret };
-    this.primary = new EffectdProcess('primary', ['--data-dir', primaryDir, '--config', options.config, '--ledger', shared], env, primaryCredentials, this.log);
-    this.secondaryProcess = new EffectdProcess('secondary', ['--data-dir', dir('secondary'), '--config', options.config, '--ledger', shared],
+    this.primary = new EffectdProcess(named('primary'), ['--data-dir', primaryDir, '--config', options.config, '--ledger', shared], env, primaryCredentials, this.log);
+    this.secondaryProcess = new EffectdProcess(named('secondary'), ['--data-dir', dir('secondary'), '--config', options.config, '--ledger', shared],
       { ...env, EFFECTD_CREDENTIALS: primaryCredentials }, primaryCredentials, this.log);
     const shortDir = dir('short-keys');
-    this.shortKeysProcess = new EffectdProcess('short-keys', ['--data-dir', shortDir, '--config', options.shortKeysConfig, ...(options.ledgerUrl ? ['--ledger', options.ledgerUrl] : [])],
+    this.shortKeysProcess = new EffectdProcess(named('short-keys'), ['--data-dir', shortDir, '--config', options.shortKeysConfig, ...(options.ledgerUrl ? ['--ledger', options.ledgerUrl] : [])],
       env, join(shortDir, 'credentials.json'), this.log);
   }
 
@@ -167,6 +183,6 @@ export class EffectdFleet {
 
   async close(): Promise<void> {
     await Promise.all([this.primary.stop(), this.secondaryProcess.stop(), this.shortKeysProcess.stop()]);
-    await new Promise<void>((resolve) => this.log.end(() => resolve()));
+    if (this.ownLog) await new Promise<void>((resolve) => this.log.end(() => resolve()));
   }
 }

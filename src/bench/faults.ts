@@ -2,30 +2,55 @@ import type { FaultRule } from '../simulators/faults.js';
 import { BENCH_TIMINGS, benchTool } from './bench-config.js';
 import type { CellProviders } from './cell-providers.js';
 import type { Gate } from './gate.js';
-import type { FaultName, PolicyName } from './names.js';
+import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
 import type { Observation } from './policies/policy.js';
 import type { ProviderProxy } from './provider-proxy.js';
 import type { Rng } from './rng.js';
-import type { AgentHooks, ScriptedAgent } from './scripted-agent.js';
-import type { IntentSpec, ProviderKind } from './workloads.js';
+import type { AgentHooks } from './scripted-agent.js';
+import type { IntentSpec } from './workloads.js';
 
 /** What a fault can reach around effectd: its processes and where the agent's harness sends commands. */
 export interface EffectdControls {
   /** SIGKILL the instance serving the workflow; `restart` starts it again on the same data dir. */
   kill(): Promise<void>;
   restart(): Promise<void>;
-  /** The workflow moves to the second instance on the same ledger. */
-  moveToSecondary(): void;
+  /**
+   * The workflow moves to another instance. Over HTTP the harness turns to the second instance on
+   * the same ledger; over Kafka the instance that holds the workflow's partition is SIGKILLed and
+   * the group hands the partition to the other one. Resolves to true when the move happened.
+   */
+  rebalance(): Promise<boolean>;
+  /** Whether the agent's harness moves with the workflow (HTTP: it does; Kafka: its client stays, the group moves). */
+  readonly movesAgent: boolean;
+  /** Background work a fault started (an instance started again after a SIGKILL), to finish before the cell is scored. */
+  settled(): Promise<void>;
+}
+
+/** What a fault does to the agent's side: the scripted agent, a baseline's saga script, effectd's saga harness. */
+export interface FaultAgent {
+  crash(): void;
+  moveWorkflow(): void;
+  /** Gives up on the call in flight for `intentId` (any call, for a harness that makes one call for a whole saga). */
+  cancel(intentId: string): boolean;
+  driftOnRepair(intentId: string): void;
+  /** effectd's saga harness: whether effectd's ledger says this step was never sent (a refused connection). */
+  neverSent?(intentId: string): boolean;
 }
 
 export interface FaultContext {
-  policy: PolicyName;
+  policy: BenchPolicy;
   target: IntentSpec;
-  /** The target's first mutating request is this one among the cell's requests to the same path. */
+  /** The target's first mutating request is this one among the cell's requests with the target's tool. */
   targetNth: number;
   providers: CellProviders;
-  proxy(kind: ProviderKind): ProviderProxy;
-  agent: ScriptedAgent;
+  /** The proxy in front of one tool's provider. */
+  proxy(tool: string): ProviderProxy;
+  agent: FaultAgent;
+  /**
+   * Whether the agent calls each step itself (agent hooks fire around every call). False for a
+   * saga effectd runs: the agent starts it with one call, so faults aim at the steps' requests.
+   */
+  stepCalls: boolean;
   gate: Gate;
   effectd?: EffectdControls;
 }
@@ -54,10 +79,10 @@ export interface FaultSpec {
 
 type RuleAction = FaultRule['action'];
 
-/** Arms one provider-side rule on the target's mutating request; the rest is the ArmedFault's default. */
+/** Arms one provider-side rule on the target's mutating request (before the cell's other rules); the rest is the ArmedFault's default. */
 async function providerRule(context: FaultContext, action: RuleAction, extra: Partial<ArmedFault> = {}): Promise<ArmedFault> {
   const route = benchTool(context.target.tool);
-  await context.providers.armFaults(route.provider, [{ match: { method: 'POST', pathPrefix: route.mutationPath, nth: context.targetNth, times: 1 }, action }]);
+  await context.providers.armFaults(route.provider, [{ match: { method: 'POST', pathPrefix: route.mutationPath, nth: context.targetNth, times: 1 }, action }], 'first');
   const base = armed(extra);
   return {
     ...base,
@@ -101,7 +126,7 @@ function crasher(context: FaultContext): { crash: () => Promise<void>; restarted
 
 async function proxyCrash(context: FaultContext, action: 'crash-before-forward' | 'crash-after-response'): Promise<ArmedFault> {
   const route = benchTool(context.target.tool);
-  const proxy = context.proxy(route.provider);
+  const proxy = context.proxy(context.target.tool);
   const { crash, restarted } = crasher(context);
   proxy.arm({ pathPrefix: route.mutationPath, nth: context.targetNth, action, hook: crash });
   return armed({ injected: async () => proxy.stats().fired, finished: restarted });
@@ -112,9 +137,16 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
     name: 'before-dispatch',
     boundary: 'the provider is unreachable: the first attempt is refused at connect time, nothing was sent',
     async arm(context) {
-      const proxy = context.proxy(benchTool(context.target.tool).provider);
+      const proxy = context.proxy(context.target.tool);
       let refused = 0;
       const back = () => proxy.up();
+      if (!context.stepCalls) {
+        // effectd runs the saga: the tool's provider is unreachable from the start (no other step
+        // uses this tool, and effectd never re-sends a step it proved was never sent). effectd's
+        // ledger shows the refused connection as the step's "never sent" failure.
+        await proxy.down();
+        return armed({ injected: async () => (context.agent.neverSent?.(context.target.id) ? 1 : 0), finished: back });
+      }
       return armed({
         hooks: {
           beforeCall: async (intent, n) => {
@@ -123,7 +155,7 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
           afterCall: async (intent, n, observation: Observation) => {
             if (!isTarget(context, intent, n)) return;
             // effectd says it never sent the request; its ledger is the evidence.
-            if (context.policy === 'effectd' && observation.kind === 'not_done' && /never sent/.test(observation.text)) refused += 1;
+            if (isEffectd(context.policy) && observation.kind === 'not_done' && /never sent/.test(observation.text)) refused += 1;
             await back();
           },
         },
@@ -156,6 +188,19 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
     boundary: 'the caller gives up mid-request while the provider still completes it',
     async arm(context) {
       let cancelled = 0;
+      if (!context.stepCalls) {
+        // The agent gives up on its one call (the saga start) while the target step is at the provider.
+        const route = benchTool(context.target.tool);
+        context.proxy(context.target.tool).arm({
+          pathPrefix: route.mutationPath, nth: context.targetNth, action: 'notify-on-forward',
+          hook: () => {
+            setTimeout(() => {
+              if (context.agent.cancel(context.target.id)) cancelled += 1;
+            }, BENCH_TIMINGS.cancelAfterMs);
+          },
+        });
+        return providerRule(context, { type: 'delay', ms: BENCH_TIMINGS.providerDelayMs }, { injected: async () => cancelled });
+      }
       return providerRule(context, { type: 'delay', ms: BENCH_TIMINGS.providerDelayMs }, {
         hooks: {
           beforeCall: (intent, n) => {
@@ -181,19 +226,33 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
   },
   rebalance: {
     name: 'rebalance',
-    boundary: 'the workflow moves to another instance (same ledger) while its request is in flight',
+    boundary: 'the workflow moves to another instance while its request is in flight (effectd: the Kafka consumer holding its partition is SIGKILLed; without Kafka, a second instance on the same ledger)',
     needsSecondary: true,
     async arm(context) {
       const route = benchTool(context.target.tool);
-      const proxy = context.proxy(route.provider);
+      const proxy = context.proxy(context.target.tool);
+      let moved = 0;
+      let failure: unknown;
       proxy.arm({
         pathPrefix: route.mutationPath, nth: context.targetNth, action: 'notify-on-forward',
-        hook: () => {
-          context.effectd?.moveToSecondary();
-          context.agent.moveWorkflow();
+        hook: async () => {
+          try {
+            if (context.effectd && !(await context.effectd.rebalance())) return;
+          } catch (error) {
+            failure = error;
+            return;
+          }
+          moved += 1;
+          if (!context.effectd || context.effectd.movesAgent) context.agent.moveWorkflow();
         },
       });
-      return providerRule(context, { type: 'delay', ms: BENCH_TIMINGS.providerDelayMs }, { injected: async () => proxy.stats().fired });
+      return providerRule(context, { type: 'delay', ms: BENCH_TIMINGS.providerDelayMs }, {
+        injected: async () => moved,
+        finished: async () => {
+          await context.effectd?.settled();
+          if (failure !== undefined) throw failure;
+        },
+      });
     },
   },
   'key-expired': {
@@ -204,6 +263,7 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
       return providerRule(context, { type: 'drop-after-mutation' }, {
         hooks: {
           beforeCall: (intent, n) => {
+            // The agent's resubmission waits past the key's retention (a saga's steps are resubmitted by effectd itself).
             if (isTarget(context, intent, n)) context.gate.armAfterFirst(Date.now() + BENCH_TIMINGS.shortRetentionMs + 200);
           },
         },
@@ -225,11 +285,13 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
   },
 };
 
-/** Which intent a cell's fault hits (seeded), and which request to its path that is. */
-export function chooseTarget(intents: IntentSpec[], rng: Rng): { target: IntentSpec; nth: number } {
-  const index = rng.int(0, intents.length - 1);
-  const target = intents[index]!;
-  const path = benchTool(target.tool).mutationPath;
-  const nth = 1 + intents.slice(0, index).filter((i) => benchTool(i.tool).mutationPath === path).length;
+/**
+ * Which intent a cell's fault hits (seeded) among `candidates`, and which request with its tool
+ * that is: `sequence` is every intent in the order its first request goes out.
+ */
+export function chooseTarget(candidates: IntentSpec[], rng: Rng, sequence: IntentSpec[] = candidates): { target: IntentSpec; nth: number } {
+  const target = candidates[rng.int(0, candidates.length - 1)]!;
+  const index = sequence.findIndex((i) => i.id === target.id);
+  const nth = 1 + sequence.slice(0, index).filter((i) => i.tool === target.tool).length;
   return { target, nth };
 }

@@ -2,13 +2,30 @@
 export const FAULTS = ['before-dispatch', 'before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'rebalance', 'key-expired', 'param-drift', 'none'] as const;
 export const POLICIES = ['blind', 'sdk-retry', 'native-or-never', 'effectd'] as const;
 
+/**
+ * Columns measured beside the four policies, each named for what it changes. `effectd+redecide`
+ * is effectd with a model that ignores "do not start another": on every `unknown` it decides again
+ * (a new step, a new effect), so only effectd's content index stands between it and a duplicate.
+ */
+export const POLICY_VARIANTS = ['effectd+redecide'] as const;
+export const BENCH_POLICIES = [...POLICIES, ...POLICY_VARIANTS] as const;
+
 export type FaultName = (typeof FAULTS)[number];
 export type PolicyName = (typeof POLICIES)[number];
+export type BenchPolicy = (typeof BENCH_POLICIES)[number];
+
+/** Cells whose system under test is effectd (the official column and its variants). */
+export function isEffectd(policy: BenchPolicy): boolean {
+  return policy === 'effectd' || policy === 'effectd+redecide';
+}
 
 export function isFault(name: string): name is FaultName {
   return (FAULTS as readonly string[]).includes(name);
 }
 
-export function isPolicy(name: string): name is PolicyName {
-  return (POLICIES as readonly string[]).includes(name);
+export function isPolicy(name: string): name is BenchPolicy {
+  return (BENCH_POLICIES as readonly string[]).includes(name);
 }
+
+/** Stalls of the benchmark's event loop beyond this many ms void the compressed-time contracts (a cell's `benchStallMs`). */
+export const STALL_LIMIT_MS = 250;

@@ -22,7 +22,7 @@ export interface ProxyRule {
 export interface ProxyStats {
   seen: number;
   fired: number;
-  /** POSTs refused because they carried no tag of the current cell (stragglers of an earlier one). */
+  /** POSTs refused because they named nothing of the current cell (stragglers of an earlier one). */
   stale: number;
 }
 
@@ -37,7 +37,7 @@ export class ProviderProxy {
   private readonly server: http.Server;
   private port = 0;
   private upstream: string | undefined;
-  private tag: string | undefined;
+  private tags: string[] | undefined;
   private rule: ProxyRule | undefined;
   private counters: ProxyStats = { seen: 0, fired: 0, stale: 0 };
   private isDown = false;
@@ -62,10 +62,14 @@ export class ProviderProxy {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Points the proxy at a cell's provider; POSTs must then carry `tag` to be forwarded. */
-  retarget(upstream: string | undefined, tag?: string): void {
+  /**
+   * Points the proxy at a cell's provider; POSTs must then name one of `tags` (in the body or the
+   * path) to be forwarded: the cell's tag, which its business identifiers carry, or the stamp in the
+   * ids its providers issue (a refund names a charge, a release names a hold).
+   */
+  retarget(upstream: string | undefined, tags?: string[]): void {
     this.upstream = upstream;
-    this.tag = tag;
+    this.tags = tags;
     this.rule = undefined;
     this.counters = { seen: 0, fired: 0, stale: 0 };
   }
@@ -127,7 +131,7 @@ export class ProviderProxy {
     const upstream = this.upstream;
     const method = (req.method ?? 'GET').toUpperCase();
     if (upstream === undefined) return reply(res, 503, { error: 'bench proxy: no provider behind this proxy right now' });
-    if (method === 'POST' && this.tag !== undefined && !body.toString('utf8').includes(this.tag)) {
+    if (method === 'POST' && this.tags !== undefined && !this.tags.some((tag) => body.toString('utf8').includes(tag) || (req.url ?? '').includes(tag))) {
       this.counters.stale += 1;
       return reply(res, 503, { error: 'bench proxy: a request of an earlier benchmark cell; not forwarded' });
     }

@@ -1,7 +1,7 @@
 import type { CellResult } from './cell-runner.js';
-import { FAULTS, POLICIES, type FaultName, type PolicyName } from './names.js';
+import { BENCH_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './names.js';
 
-const COLORS: Record<PolicyName, string> = { blind: '#d62728', 'sdk-retry': '#ff7f0e', 'native-or-never': '#9467bd', effectd: '#2ca02c' };
+const COLORS: Record<BenchPolicy, string> = { blind: '#d62728', 'sdk-retry': '#ff7f0e', 'native-or-never': '#9467bd', effectd: '#2ca02c', 'effectd+redecide': '#17becf' };
 const PANELS = [
   { key: 'duplicates', title: 'Duplicates: provider-side effects beyond the allowed multiplicity' },
   { key: 'missing', title: 'Missing: intended effects absent, and the system did not say it was unsure' },
@@ -16,9 +16,9 @@ const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;
  */
 export function renderSvg(cells: readonly CellResult[], subtitle: string): string {
   const faults = FAULTS.filter((f) => cells.some((c) => c.fault === f));
-  const policies = POLICIES.filter((p) => cells.some((c) => c.policy === p));
+  const policies = BENCH_POLICIES.filter((p) => cells.some((c) => c.policy === p));
   const seeds = Math.max(1, new Set(cells.map((c) => c.seed)).size);
-  const value = (fault: FaultName, policy: PolicyName, key: (typeof PANELS)[number]['key']) =>
+  const value = (fault: FaultName, policy: BenchPolicy, key: (typeof PANELS)[number]['key']) =>
     cells.filter((c) => c.fault === fault && c.policy === policy).reduce((s, c) => s + c[key], 0) / seeds;
 
   const barW = 12;

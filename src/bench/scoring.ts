@@ -71,6 +71,32 @@ export function scoreCell(intents: readonly IntentEvidence[], world: (identity: 
   return total;
 }
 
+/** One forward step of a saga at the end of a cell: the system's last word on it, and the provider's records of it. */
+export interface SagaStepEvidence {
+  final: FinalStatus;
+  receipt?: string;
+  present: number;
+  knownReceipts: string[];
+}
+
+/**
+ * Scores a saga's forward steps. A saga may end completed (every step once) or failed and undone
+ * (each step that ran at most once, undone — the saga checks judge the undoing), so a step's
+ * records beyond one are duplicates whatever the ending; a step the system calls done with no
+ * record at the provider is missing; a step or compensation still open (unknown, with a human)
+ * is unresolved. There are no declared repeats in a saga.
+ */
+export function scoreSaga(steps: readonly SagaStepEvidence[], compensations: readonly FinalStatus[]): CellScore {
+  return {
+    declared: steps.length,
+    duplicates: steps.reduce((s, step) => s + Math.max(0, step.present - 1), 0),
+    missing: steps.filter((step) => step.final === 'done' && step.present === 0).length,
+    falseDedup: 0,
+    unresolved: steps.filter((step) => OPEN.has(step.final)).length + compensations.filter((c) => OPEN.has(c)).length,
+    wrongReceipt: steps.filter((step) => step.final === 'done' && step.receipt !== undefined && step.present > 0 && !step.knownReceipts.includes(step.receipt)).length,
+  };
+}
+
 /** Nearest-rank percentiles of agent-visible call latencies, in ms (0 when there were none). */
 export function latencySummary(samples: readonly number[]): { p50: number; p99: number } {
   if (samples.length === 0) return { p50: 0, p99: 0 };

@@ -31,6 +31,13 @@ export function profileFor(obeysUnknown: boolean, redecide?: number): AgentProfi
   return { ...DEFAULT_PROFILE, redecideOnUnknown: redecide ?? (obeysUnknown ? 0 : DEFAULT_PROFILE.redecideOnUnknown) };
 }
 
+/**
+ * The `effectd+redecide` column's model: on every `unknown` it decides again — a new step, a new
+ * effect, never a resubmission of the same step — and under param-drift that new step rewords a
+ * parameter. Only effectd's content index stands between it and a duplicate.
+ */
+export const REDECIDING_PROFILE: AgentProfile = { ...DEFAULT_PROFILE, redecideOnUnknown: 1, repairOnUnknown: 0 };
+
 export type FinalStatus = 'done' | 'not_done' | 'unknown' | 'escalated' | 'blocked';
 
 export interface IntentOutcome {
@@ -39,6 +46,8 @@ export interface IntentOutcome {
   receipt?: string;
   /** effectd's state of the effect, when the last word came from effectd. */
   state?: string;
+  /** effectd's effect the last word was about, when it is still open (for its evidence). */
+  effectId?: string;
   /** Steps the intent went through (a new one each time the model decided again). */
   steps: string[];
   calls: number;
@@ -81,6 +90,12 @@ interface Journal {
   nextStepNumber: number;
   driftPending: boolean;
   repairsOnUnknown: number;
+  /**
+   * Whether the current step carries the intent's repeat declaration. The planned step does; a
+   * step that replaces one proven not to have happened does too (the repeat is still owed); a
+   * step decided again while an earlier one may have happened does not.
+   */
+  declaresRepeat: boolean;
 }
 
 const WITH_A_HUMAN = new Set(['escalated', 'terminal_failure']);
@@ -172,7 +187,7 @@ export class ScriptedAgent {
   }
 
   private freshJournal(intent: IntentSpec): Journal {
-    return { step: intent.step, decided: intent.args, args: intent.args, steps: [intent.step], calls: 0, nextStepNumber: 1, driftPending: this.driftIntents.has(intent.id), repairsOnUnknown: 0 };
+    return { step: intent.step, decided: intent.args, args: intent.args, steps: [intent.step], calls: 0, nextStepNumber: 1, driftPending: this.driftIntents.has(intent.id), repairsOnUnknown: 0, declaresRepeat: true };
   }
 
   private async runWithRestarts(intent: IntentSpec): Promise<IntentOutcome> {
@@ -210,6 +225,8 @@ export class ScriptedAgent {
     let last: Observation | undefined;
     /** The intent's latest open effect, which an obedient harness waits for even when the model gives up. */
     let open: Extract<Observation, { kind: 'unknown' }> | undefined;
+    /** The intent's own effect that is open (not a step held against another): only its outcome is this intent's. */
+    let ownOpen: Extract<Observation, { kind: 'unknown' }> | undefined;
     const settle = async (observation: Extract<Observation, { kind: 'unknown' }>): Promise<Observation> => {
       this.note(intent.id, 'wait', 'unknown: the harness waits for effectd to settle it');
       this.parkedSignals.get(intent.id)?.();
@@ -218,13 +235,27 @@ export class ScriptedAgent {
       this.note(intent.id, 'settled', brief(settled));
       return settled;
     };
+    /**
+     * "already done" for a held step names the step it matched, which may be another intent's (a
+     * declared repeat and its original share their content): while this intent's own effect is
+     * open, its outcome is the one that counts.
+     */
+    const ownWord = async (observation: Observation): Promise<Observation> => {
+      if (observation.kind !== 'done' || !observation.held || !ownOpen || !this.policy.settle) return observation;
+      this.note(intent.id, 'wait', "already done by a step of the same content: the harness still waits for this intent's own effect");
+      return settle(ownOpen);
+    };
     // Waiting is not deciding: an effect effectd proves absent after a wait earns the model one more try.
     let budget = this.profile.maxDecisions;
     while (journal.calls < budget && Date.now() < this.deadline) {
-      const observation = await this.toolCall(intent, journal);
+      let observation = await this.toolCall(intent, journal);
       track(observation);
+      if (observation.kind === 'unknown' && observation.effectId) {
+        open = observation;
+        if (observation.state !== 'held') ownOpen = observation;
+      }
+      observation = await ownWord(observation);
       last = observation;
-      if (observation.kind === 'unknown' && observation.effectId) open = observation;
       switch (observation.kind) {
         case 'done':
           return finish(observation);
@@ -233,41 +264,49 @@ export class ScriptedAgent {
           journal.args = journal.decided;
           continue;
         case 'not_done':
-          this.newStep(intent, journal, 'not done: try again as a new step');
+          if (ownOpen) {
+            open = undefined;
+            ownOpen = undefined;
+            budget = Math.max(budget, journal.calls + 1);
+          }
+          this.newStep(intent, journal, 'not done: try again as a new step', true);
           await this.think();
           continue;
         case 'error':
           if (observation.ambiguous) this.repair(intent, journal, 'retry after an error text');
-          else this.newStep(intent, journal, 'refused: fix and try again as a new call');
+          else this.newStep(intent, journal, 'refused: fix and try again as a new call', true);
           await this.think();
           continue;
         case 'unknown': {
           const canDecide = journal.calls < budget;
           if (this.policy.obeysUnknown) {
             const mayRepair = journal.repairsOnUnknown < this.profile.maxRepairsOnUnknown;
-            if (canDecide && mayRepair && (journal.driftPending || this.rng.chance(this.profile.repairOnUnknown))) {
+            // A model that never repairs (repairOnUnknown 0) rewords in its re-decision instead.
+            const driftRepair = journal.driftPending && this.profile.repairOnUnknown > 0;
+            if (canDecide && mayRepair && (driftRepair || this.rng.chance(this.profile.repairOnUnknown))) {
               journal.repairsOnUnknown += 1;
               this.repair(intent, journal, 'unknown: the model repeats the same step');
               await this.think();
               continue;
             }
             if (canDecide && this.rng.chance(this.profile.redecideOnUnknown)) {
-              this.newStep(intent, journal, 'unknown: the model decides again (a new effect)');
+              this.newStep(intent, journal, 'unknown: the model decides again (a new effect)', false);
               await this.think();
               continue;
             }
-            const settled = await settle(observation);
+            const settled = await ownWord(await settle(observation));
             last = settled;
             if (settled.kind === 'not_done') {
               open = undefined;
+              ownOpen = undefined;
               budget = Math.max(budget, journal.calls + 1);
-              this.newStep(intent, journal, 'effectd proved it did not happen: try again as a new step');
+              this.newStep(intent, journal, 'effectd proved it did not happen: try again as a new step', true);
               continue;
             }
             return finish(settled);
           }
           if (canDecide && this.rng.chance(this.profile.redecideOnUnknown)) {
-            this.newStep(intent, journal, 'no answer: the model decides to do it again');
+            this.newStep(intent, journal, 'no answer: the model decides to do it again', false);
             await this.think();
             continue;
           }
@@ -275,7 +314,7 @@ export class ScriptedAgent {
         }
       }
     }
-    if (this.policy.obeysUnknown && open && last?.kind !== 'done' && last?.kind !== 'not_done') return finish(await settle(open));
+    if (this.policy.obeysUnknown && (ownOpen ?? open) && last?.kind !== 'done' && last?.kind !== 'not_done') return finish(await ownWord(await settle((ownOpen ?? open)!)));
     return finish(last);
   }
 
@@ -308,7 +347,9 @@ export class ScriptedAgent {
   }
 
   private callFor(intent: IntentSpec, journal: Journal, signal: AbortSignal): ToolCall {
-    return { intent, workflowId: this.workflowId, step: journal.step, args: journal.args, signal };
+    // The plan declares the repeat on its step; a step the model decided again is not a declared repeat.
+    const repeat = journal.declaresRepeat ? intent.repeat : undefined;
+    return { intent, workflowId: this.workflowId, step: journal.step, args: journal.args, ...(repeat ? { repeat } : {}), signal };
   }
 
   /** The same step again, maybe with regenerated or (param-drift) reworded arguments. */
@@ -324,17 +365,27 @@ export class ScriptedAgent {
   }
 
   /** A new step: a new effect for effectd, a fresh key for a native-key harness. */
-  private newStep(intent: IntentSpec, journal: Journal, why: string): void {
+  private newStep(intent: IntentSpec, journal: Journal, why: string, replacesFailed: boolean): void {
     journal.step = `${intent.step}~${journal.nextStepNumber++}`;
+    // A re-decision while an earlier step may have happened is not a declared repeat; a retry of one that surely did not is.
+    journal.declaresRepeat = replacesFailed;
     journal.steps.push(journal.step);
-    journal.args = this.regenerated(intent, journal.args);
+    if (journal.driftPending && intent.rephrasings.length > 0 && this.profile.repairOnUnknown === 0) {
+      // param-drift, for a model that decides again instead of repairing: the new step rewords a parameter.
+      journal.driftPending = false;
+      journal.args = this.rng.pick(intent.rephrasings);
+      why = `${why}, rewording a parameter${describeArgs(intent.args, journal.args)}`;
+    } else {
+      journal.args = this.regenerated(intent, journal.args);
+    }
     journal.decided = journal.args;
     this.note(intent.id, 'decide', `${why} (step ${journal.step})`);
   }
 
   private regenerated(intent: IntentSpec, current: Record<string, unknown>): Record<string, unknown> {
     if (!this.rng.chance(this.profile.regenerate)) return current;
-    return this.rng.pick([...intent.equivalents, ...intent.rephrasings]);
+    const choices = [...intent.equivalents, ...intent.rephrasings];
+    return choices.length === 0 ? current : this.rng.pick(choices);
   }
 
   private think(): Promise<void> {
@@ -347,14 +398,14 @@ export class ScriptedAgent {
   }
 }
 
-function finalOf(observation: Observation | undefined): { status: Exclude<IntentOutcome['status'], 'blocked'>; receipt?: string; state?: string } {
+function finalOf(observation: Observation | undefined): { status: Exclude<IntentOutcome['status'], 'blocked'>; receipt?: string; state?: string; effectId?: string } {
   switch (observation?.kind) {
     case 'done':
       return { status: 'done', ...(observation.receipt ? { receipt: observation.receipt } : {}) };
     case 'not_done':
       return { status: 'not_done' };
     case 'unknown':
-      return { status: observation.state !== undefined && WITH_A_HUMAN.has(observation.state) ? 'escalated' : 'unknown', ...(observation.state ? { state: observation.state } : {}) };
+      return { status: observation.state !== undefined && WITH_A_HUMAN.has(observation.state) ? 'escalated' : 'unknown', ...(observation.state ? { state: observation.state } : {}), ...(observation.effectId ? { effectId: observation.effectId } : {}) };
     case 'error':
       return { status: observation.ambiguous ? 'unknown' : 'not_done' };
     case 'conflict':

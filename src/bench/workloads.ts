@@ -4,7 +4,9 @@
  * of its business identity may exist) and the arguments a model regenerates or rephrases on retry.
  */
 
-export type ProviderKind = 'payments' | 'email' | 'cloud' | 'weak';
+import { SAGA_PLANS, type SagaPlan } from './saga-plans.js';
+
+export type ProviderKind = 'payments' | 'email' | 'cloud' | 'weak' | 'travel';
 
 /** How the provider's own records of one intent are recognised: by business identity, never by key. */
 export type BusinessIdentity =
@@ -12,7 +14,11 @@ export type BusinessIdentity =
   | { kind: 'email'; to: string; template: string }
   | { kind: 'instance'; name: string }
   | { kind: 'line'; token: string }
-  | { kind: 'notification'; channel: string; token: string };
+  | { kind: 'notification'; channel: string; token: string }
+  | { kind: 'hold'; flight: string; passenger: string; date: string }
+  | { kind: 'booking'; hotel: string; guest: string; checkIn: string }
+  /** A compensation: its records are the undo executions the provider kept (see ground-truth.ts). */
+  | { kind: 'undo'; of: string };
 
 export interface IntentSpec {
   /** Unique within the workload, e.g. `charge` or `email-3`. */
@@ -41,6 +47,11 @@ export interface Workload {
   providers: ProviderKind[];
   /** `tag` is unique per cell and appears in every business identifier, so cells never mix. */
   intents(tag: string): IntentSpec[];
+  /**
+   * A saga workload: effectd runs the saga named here (POST /v1/sagas) and the baselines run its
+   * steps as a sequential script; `intents` are then the saga's forward steps, in order.
+   */
+  saga?: SagaPlan;
 }
 
 const registry = new Map<string, Workload>();
@@ -61,9 +72,10 @@ export function workloadNames(): string[] {
 
 /**
  * The matrix of issue 3, in its order, plus `notify`: a tool with no key and no lookup, the case
- * effectd can only hand to a human (escalated), which the benchmark must show rather than hide.
+ * effectd can only hand to a human (escalated), which the benchmark must show rather than hide;
+ * `reminder-repeat`, a declared repeat (issue 6); and the two sagas (issue 7).
  */
-export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify'] as const;
+export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify', 'reminder-repeat', 'trip-booking', 'subscription-renewal'] as const;
 
 function chargeIntent(tag: string): IntentSpec {
   const invoiceId = `INV-${tag}`;
@@ -126,10 +138,11 @@ registerWorkload({
   providers: ['weak'],
   intents: (tag) => {
     const token = `ORD-${tag}`;
-    const args = { file: 'shipments.log', line: `${token} packed and handed to the carrier` };
+    const args = { file: 'shipments.log', about: `${token} handed to the carrier`, line: `${token} packed and handed to the carrier` };
     return [{
       id: 'line', tool: 'weak.append-line', step: 'log-shipment', slot: '0', args,
-      equivalents: [{ ...args, line: `  ${args.line} ` }, { line: args.line }],
+      // (Leaving out `file` is not an equivalent: it writes to the default journal, another target.)
+      equivalents: [{ ...args, line: `  ${args.line} ` }, { ...args, about: ` ${args.about} ` }],
       rephrasings: [{ ...args, line: `${token}: packed, handed to carrier` }, { ...args, line: `${token} shipped (carrier pickup)` }],
       identity: { kind: 'line', token },
       multiplicity: 1,
@@ -164,3 +177,24 @@ registerWorkload({
     }];
   },
 });
+
+registerWorkload({
+  name: 'reminder-repeat',
+  summary: 'send the same payment reminder twice on purpose: two steps, the second declared `repeat: {reason}` (exactly 2 emails allowed and expected)',
+  providers: ['email'],
+  intents: (tag) => {
+    const to = `customer.${tag}@example.com`;
+    const subject = `Reminder: invoice INV-${tag} is due`;
+    const text = `Invoice INV-${tag} (49.00 USD) is due on 30 November. Pay at https://pay.example.com/INV-${tag}.`;
+    const reminder = (id: string, step: string) => emailIntent(id, step, '0', to, 'payment-reminder', subject, text, `Payment reminder for INV-${tag}`);
+    return [
+      reminder('reminder-1', 'remind'),
+      // The same content again, on purpose: without the declaration the content index would hold it.
+      { ...reminder('reminder-2', 'remind-again'), repeat: { reason: 'the second reminder, one week after the first: the same email again on purpose' } },
+    ];
+  },
+});
+
+for (const plan of SAGA_PLANS) {
+  registerWorkload({ name: plan.saga, summary: plan.summary, providers: plan.providers, intents: (tag) => plan.steps(tag), saga: plan });
+}

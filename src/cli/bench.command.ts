@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { CellResult } from '../bench/cell-runner.js';
-import { FAULTS, isFault, isPolicy, POLICIES, type FaultName, type PolicyName } from '../bench/names.js';
+import { BENCH_POLICIES, FAULTS, isEffectd, isFault, isPolicy, POLICIES, POLICY_VARIANTS, STALL_LIMIT_MS, type BenchPolicy, type FaultName } from '../bench/names.js';
 import { DEFAULT_WORKLOADS, workloadNames } from '../bench/workloads.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -10,7 +10,7 @@ const DEFAULT_SEEDS = 3;
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'The adversarial benchmark: workloads × faults × policies × seeds against simulated providers; ground truth from their oracles.',
-  usage: 'effectd bench [--quick] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--json FILE] [--svg FILE]',
+  usage: 'effectd bench [--quick] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
   options: {
     quick: { type: 'boolean' },
     workload: { type: 'string' },
@@ -22,13 +22,21 @@ export const benchCommand: CommandSpec = {
     concurrency: { type: 'string' },
     ledger: { type: 'string' },
     redecide: { type: 'string' },
+    'fail-at': { type: 'string' },
+    kafka: { type: 'string' },
+    'no-kafka': { type: 'boolean' },
+    lanes: { type: 'string' },
     verbose: { type: 'boolean' },
   },
   optionHelp: [
-    ['--quick', `1 seed of the whole matrix (under 2 minutes on 2 cores)`],
+    ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
     ['--fault LIST', `comma-separated (default: all: ${FAULTS.join(', ')})`],
-    ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')})`],
+    ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')}, and ${POLICY_VARIANTS.join(', ')}: effectd with a model that decides again on every unknown)`],
+    ['--fail-at all|sample', 'saga workloads: every refused step (none, each step) in every cell, or one per fault rotating with the seed (default: all; sample with --quick)'],
+    ['--kafka BROKERS', 'the rebalance cells of effectd run over this Kafka (default EFFECTD_KAFKA_BROKERS or 127.0.0.1:9092); when it is unreachable they run over HTTP, and the run says so'],
+    ['--no-kafka', 'run the rebalance cells of effectd over HTTP (a second instance on the same ledger)'],
+    ['--lanes N', 'effectd cells over HTTP run in N lanes, each its own effectd processes (default 2)'],
     ['--seeds N', `seeds 1..N per cell (default ${DEFAULT_SEEDS}; 1 with --quick)`],
     ['--json FILE', 'write one JSON object per cell (an array), with the agent transcript'],
     ['--svg FILE', 'write a chart: duplicates, missing and unresolved per policy per fault'],
@@ -39,7 +47,7 @@ export const benchCommand: CommandSpec = {
   ],
   async run(values) {
     // Every effectd command line loads this file; the benchmark's machinery (simulators, proxies) only when it runs.
-    const [{ runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable }, { renderSvg }, { FAULT_SPECS }] = await Promise.all([
+    const [{ planCells, REDECIDE_QUICK_FAULTS, runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable, sagaTable }, { renderSvg }, { FAULT_SPECS }] = await Promise.all([
       import('../bench/matrix.js'), import('../bench/report-table.js'), import('../bench/report-svg.js'), import('../bench/faults.js'),
     ]);
     const list = <T extends string>(flag: string, all: readonly T[], valid: (s: string) => boolean): T[] => {
@@ -52,12 +60,18 @@ export const benchCommand: CommandSpec = {
     };
     const workloads = list<string>('workload', DEFAULT_WORKLOADS, (s) => workloadNames().includes(s));
     const faults = list<FaultName>('fault', FAULTS, isFault);
-    const policies = list<PolicyName>('policy', POLICIES, isPolicy);
+    const policies = list<BenchPolicy>('policy', BENCH_POLICIES, isPolicy);
     const seedCount = values.seeds !== undefined ? positiveInt('seeds', values.seeds) : values.quick ? 1 : DEFAULT_SEEDS;
     const concurrency = values.concurrency !== undefined ? positiveInt('concurrency', values.concurrency) : 3;
     const redecide = values.redecide !== undefined ? probability(values.redecide) : undefined;
     const seeds = Array.from({ length: seedCount }, (_, i) => i + 1);
-    const total = workloads.length * faults.length * policies.length * seeds.length;
+    const failAtFlag = values['fail-at'] === undefined ? (values.quick ? 'sample' : 'all') : String(values['fail-at']);
+    if (failAtFlag !== 'all' && failAtFlag !== 'sample') throw new Error(`--fail-at takes all or sample, not "${failAtFlag}"`);
+    const failAt = failAtFlag;
+    const redecideFaults = values.quick ? REDECIDE_QUICK_FAULTS : [...FAULTS];
+    const kafka = values['no-kafka'] ? false as const : String(values.kafka ?? process.env.EFFECTD_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',').map((b) => b.trim()).filter(Boolean);
+    const httpLanes = values.lanes !== undefined ? positiveInt('lanes', values.lanes) : 2;
+    const total = planCells({ workloads, faults, policies, seeds, redecideFaults, failAt }).length;
     const tty = process.stdout.isTTY === true;
     // Exiting (rather than dying on the signal) runs the handler that SIGKILLs the bench's effectd processes.
     const interrupted = (signal: string) => {
@@ -68,20 +82,24 @@ export const benchCommand: CommandSpec = {
     process.once('SIGTERM', interrupted);
     const out = (line = '') => process.stdout.write(`${line}\n`);
 
-    out(`effectd bench${values.quick ? ' --quick' : ''}: ${workloads.length} workloads × ${faults.length} faults × ${policies.length} policies × ${seedCount} seed${seedCount === 1 ? '' : 's'} = ${total} cells`);
-    out(`(baseline cells ${concurrency} at a time; effectd cells one at a time through real effectd processes; ground truth from the providers' oracles)\n`);
+    out(`effectd bench${values.quick ? ' --quick' : ''}: ${workloads.length} workloads × ${faults.length} faults × ${policies.length} policies × ${seedCount} seed${seedCount === 1 ? '' : 's'}: ${total} cells`);
+    out(`(sagas: failAt ${failAt === 'all' ? 'none and every step, in every cell' : 'sampled, one per fault, covering each step'}; effectd+redecide under ${values.quick ? redecideFaults.join(', ') : 'every fault'}, not on sagas)`);
+    out(`(baseline cells ${concurrency} at a time; effectd cells one at a time per lane (${httpLanes} HTTP lane${httpLanes === 1 ? '' : 's'}, rebalance over Kafka) through real effectd processes; ground truth from the providers' oracles)\n`);
     if (values.verbose) out(`${faults.map((f) => `  ${f.padEnd(16)} ${FAULT_SPECS[f].boundary}`).join('\n')}\n`);
 
     let lastLine = 0;
     const run = await runMatrix({
-      workloads, faults, policies, seeds, concurrency, redecide,
+      workloads, faults, policies, seeds, concurrency, redecide, redecideFaults, failAt, kafka, httpLanes,
       ...(values.ledger ? { ledgerUrl: String(values.ledger) } : {}),
+      onNote(note) {
+        out(note);
+      },
       onCell(result, p) {
         const status = `[${String(p.done).padStart(String(p.total).length)}/${p.total}  ${duration(p.elapsedMs)} elapsed, ETA ${duration(p.etaMs)}]`;
-        const notable = result.error !== undefined || (result.policy === 'effectd' && failsPromise(result)) || (result.fault !== 'none' && result.faultInjected === 0);
+        const notable = result.error !== undefined || (isEffectd(result.policy) && failsPromise(result)) || (result.fault !== 'none' && result.faultInjected === 0);
         if (values.verbose || notable) {
           if (tty) process.stdout.write('\r\x1b[K');
-          out(`${status} ${cellLine(result)}${notable && result.policy === 'effectd' && failsPromise(result) ? '  <-- effectd broke its promise' : ''}${result.fault !== 'none' && result.faultInjected === 0 && !result.error ? '  <-- fault never fired' : ''}`);
+          out(`${status} ${cellLine(result)}${notable && isEffectd(result.policy) && failsPromise(result) ? '  <-- effectd broke its promise' : ''}${result.fault !== 'none' && result.faultInjected === 0 && !result.error ? '  <-- fault never fired' : ''}`);
         } else if (tty) {
           process.stdout.write(`\r\x1b[K${status} ${result.workload} × ${result.fault} × ${result.policy}`);
         } else if (p.done - lastLine >= 20 || p.done === p.total) {
@@ -97,12 +115,23 @@ export const benchCommand: CommandSpec = {
     out(faultTable(cells));
     out('\nper policy:\n');
     out(policyTable(cells));
+    const sagas = sagaTable(cells);
+    if (sagas) {
+      out('\nsaga workloads (the "never" checks, from the providers\' oracles):\n');
+      out(sagas);
+    }
+    out(`\nrebalance: ${run.rebalanceIngress.kind === 'kafka' ? `over Kafka (${run.rebalanceIngress.brokers.join(',')})` : `over HTTP — ${run.rebalanceIngress.why}`}`);
     if (values.verbose) {
       out('\nper cell:\n');
       out(cellTable(cells));
     }
     out(`\n${total} cells in ${duration(run.elapsedMs)} (${run.effectdStarts} effectd process starts, SIGKILL restarts included).`);
-    if (values.quick) out(`The full matrix with the default ${DEFAULT_SEEDS} seeds (\`effectd bench\`) takes about ${duration(run.elapsedMs * DEFAULT_SEEDS)} on this machine.`);
+    if (values.quick) {
+      // effectd's lanes set the pace: scale by how many effectd cells the full matrix has.
+      const full = planCells({ workloads, faults, policies, seeds: Array.from({ length: DEFAULT_SEEDS }, (_, i) => i + 1), redecideFaults: [...FAULTS], failAt: 'all' });
+      const ratio = full.filter((c) => isEffectd(c.policy)).length / Math.max(1, cells.filter((c) => isEffectd(c.policy)).length);
+      out(`The full matrix (\`effectd bench\`: ${DEFAULT_SEEDS} seeds, every failAt, effectd+redecide under every fault) is ${full.length} cells, roughly ${duration(run.elapsedMs * ratio)} on this machine.`);
+    }
 
     if (values.json) {
       const file = resolve(String(values.json));
@@ -119,22 +148,24 @@ export const benchCommand: CommandSpec = {
 
     const broken = cells.filter((c) => c.error !== undefined);
     const silent = cells.filter((c) => c.fault !== 'none' && c.error === undefined && c.faultInjected === 0);
-    const failures = cells.filter((c) => c.policy === 'effectd' && failsPromise(c));
+    const failures = cells.filter((c) => isEffectd(c.policy) && failsPromise(c));
     if (broken.length > 0) out(`\n${broken.length} cell(s) broke (the benchmark itself failed; effectd's log: ${run.effectdLog ?? 'n/a'}):\n${broken.map((c) => `  ${cellLine(c)}`).join('\n')}`);
     if (silent.length > 0) out(`\n${silent.length} faulted cell(s) where the fault never fired (they prove nothing):\n${silent.map((c) => `  ${c.workload} × ${c.fault} × ${c.policy}`).join('\n')}`);
     if (failures.length > 0) {
-      out(`\nFAIL: effectd produced duplicates, missing effects or false deduplication in ${failures.length} cell(s):\n${failures.map((c) => `  ${cellLine(c)}`).join('\n')}`);
+      const stalled = (c: CellResult) => ((c.benchStallMs ?? 0) > STALL_LIMIT_MS ? `  (the benchmark's own process stalled ${c.benchStallMs} ms during this cell: its simulated providers could not keep their contracts' timing)` : '');
+      out(`\nFAIL: effectd produced duplicates, missing effects, false deduplication or a saga left wrong in ${failures.length} cell(s):\n${failures.map((c) => `  ${cellLine(c)}${stalled(c)}`).join('\n')}`);
       return 1;
     }
     if (broken.length > 0 || silent.length > 0) return 1;
-    if (policies.includes('effectd')) out('\nOK: effectd had no duplicate, no missing effect and no false deduplication in any cell.');
+    if (policies.some(isEffectd)) out(`\nOK: effectd had no duplicate, no missing effect and no false deduplication in any cell${cells.some((c) => c.sagaOutcome !== undefined && isEffectd(c.policy)) ? ', and every saga passed the four "never" checks' : ''}.`);
     return 0;
   },
 };
 
-/** What the promise forbids outright: unresolved is allowed (it is honest), a guess is not. */
+/** What the promise forbids outright: unresolved is allowed (it is honest), a guess is not; nor is a saga left wrong. */
 function failsPromise(cell: CellResult): boolean {
-  return cell.duplicates > 0 || cell.missing > 0 || cell.falseDedup > 0;
+  return cell.duplicates > 0 || cell.missing > 0 || cell.falseDedup > 0
+    || (cell.emailWithoutCharge ?? 0) > 0 || (cell.leftInPlace ?? 0) > 0 || (cell.compensatedTwice ?? 0) > 0 || (cell.phantomCompensations ?? 0) > 0;
 }
 
 function positiveInt(flag: string, value: string | boolean): number {

@@ -3,9 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CellResult } from '../../src/bench/cell-runner.js';
-import { FAULTS, POLICIES } from '../../src/bench/names.js';
-import { DEFAULT_WORKLOADS } from '../../src/bench/workloads.js';
+import { SAGA_CHECKS, type CellResult } from '../../src/bench/cell-runner.js';
+import { kafkaUnreachable } from '../../src/bench/kafka-lane.js';
+import { planCells, REDECIDE_QUICK_FAULTS } from '../../src/bench/matrix.js';
+import { BENCH_POLICIES, FAULTS, POLICIES } from '../../src/bench/names.js';
+import { failAtValues } from '../../src/bench/saga-plans.js';
+import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
 
 /** Marks this run's processes (children inherit the environment), so other runs on the machine don't count. */
@@ -38,17 +41,29 @@ function stragglers(): string[] {
   return found;
 }
 
+/** Tools with neither an idempotency key nor a lookup, from the built-in contracts: effectd can only hand a lost reply of theirs to a human. */
+function blindTools(): Set<string> {
+  const { tools } = JSON.parse(readFileSync('config/builtin-tools.json', 'utf8')) as { tools: { name: string; idempotency: { kind: string }; lookup?: { by: string } }[] };
+  return new Set(tools.filter((t) => t.idempotency.kind === 'none' && (t.lookup?.by ?? 'none') === 'none').map((t) => t.name));
+}
+
+const EFFECTD = ['effectd', 'effectd+redecide'];
+const label = (c: CellResult) => `${c.workload}${c.failAt ? `@${c.failAt}` : ''}/${c.fault}/${c.policy}`;
+
 describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () => {
   let run: { code: number | null; stdout: string; stderr: string };
   let cells: CellResult[];
   let svg: string;
+  let kafkaDown: string | undefined;
   const dir = tempDir('effectd-bench-test-');
-  const of = (filter: Partial<Pick<CellResult, 'workload' | 'fault' | 'policy'>>) =>
+  const of = (filter: Partial<Pick<CellResult, 'workload' | 'fault' | 'policy' | 'failAt'>>) =>
     cells.filter((c) => Object.entries(filter).every(([k, v]) => c[k as keyof CellResult] === v));
   const sum = (list: CellResult[], pick: (c: CellResult) => number) => list.reduce((s, c) => s + pick(c), 0);
+  const effectd = () => cells.filter((c) => EFFECTD.includes(c.policy));
 
   beforeAll(async () => {
     await ensureBuilt();
+    kafkaDown = await kafkaUnreachable((process.env.EFFECTD_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','));
     run = await runCli(['bench', '--quick', '--json', join(dir, 'quick.json'), '--svg', join(dir, 'quick.svg')]);
     if (run.code !== 0) console.error(run.stdout, run.stderr);
     cells = JSON.parse(readFileSync(join(dir, 'quick.json'), 'utf8')) as CellResult[];
@@ -56,12 +71,16 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
   }, 240_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs every workload × fault × policy, exits 0, prints the table, and leaves no process behind', () => {
+  it('runs every planned cell, exits 0, prints the tables, and leaves no process behind', () => {
     expect(run.code).toBe(0);
-    expect(cells).toHaveLength(DEFAULT_WORKLOADS.length * FAULTS.length * POLICIES.length);
-    expect(cells.filter((c) => c.error !== undefined).map((c) => `${c.workload}/${c.fault}/${c.policy}: ${c.error}`)).toEqual([]);
-    expect(run.stdout).toMatch(/dup\/missing\/unresolved\s+blind\s+sdk-retry\s+native-or-never\s+effectd/);
-    expect(run.stdout).toMatch(/OK: effectd had no duplicate/);
+    const planned = planCells({ workloads: [...DEFAULT_WORKLOADS], faults: [...FAULTS], policies: [...BENCH_POLICIES], seeds: [1], failAt: 'sample', redecideFaults: REDECIDE_QUICK_FAULTS });
+    expect(cells).toHaveLength(planned.length);
+    // Every workload × fault × official policy, once (a saga's cell carries its sampled failAt).
+    expect(new Set(cells.filter((c) => (POLICIES as readonly string[]).includes(c.policy)).map((c) => `${c.workload}/${c.fault}/${c.policy}`)).size).toBe(DEFAULT_WORKLOADS.length * FAULTS.length * POLICIES.length);
+    expect(cells.filter((c) => c.error !== undefined).map((c) => `${label(c)}: ${c.error}`)).toEqual([]);
+    expect(run.stdout).toMatch(/dup\/missing\/unresolved\s+blind\s+sdk-retry\s+native-or-never\s+effectd\s+effectd\+redecide/);
+    expect(run.stdout).toMatch(/saga cells\s+cells\s+completed\s+failed\s+open\s+emailWithoutCharge\s+leftInPlace\s+compensatedTwice/);
+    expect(run.stdout).toMatch(/OK: effectd had no duplicate, no missing effect and no false deduplication in any cell, and every saga passed the four "never" checks/);
     expect(stragglers()).toEqual([]);
   });
 
@@ -79,11 +98,102 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
     expect(silent).toEqual([]);
   });
 
-  it('effectd: no duplicate, no missing effect, no false deduplication, and no wrong receipt in any cell', () => {
-    const effectd = of({ policy: 'effectd' });
-    expect(effectd).toHaveLength(DEFAULT_WORKLOADS.length * FAULTS.length);
-    const broken = effectd.filter((c) => c.duplicates + c.missing + c.falseDedup + c.wrongReceipt > 0).map((c) => `${c.workload}/${c.fault}: dup ${c.duplicates} missing ${c.missing} falseDedup ${c.falseDedup} wrongReceipt ${c.wrongReceipt}`);
+  it('effectd (and effectd+redecide): no duplicate, no missing effect, no false deduplication, and no wrong receipt in any cell', () => {
+    expect(of({ policy: 'effectd' })).toHaveLength(DEFAULT_WORKLOADS.length * FAULTS.length);
+    const broken = effectd().filter((c) => c.duplicates + c.missing + c.falseDedup + c.wrongReceipt > 0).map((c) => `${label(c)}: dup ${c.duplicates} missing ${c.missing} falseDedup ${c.falseDedup} wrongReceipt ${c.wrongReceipt}`);
     expect(broken).toEqual([]);
+  });
+
+  it('declared repeats (issue 6): the reminder sent twice on purpose is sent exactly twice under every fault, never deduplicated', () => {
+    const reminders = of({ policy: 'effectd', workload: 'reminder-repeat' });
+    expect(reminders.map((c) => c.fault).sort()).toEqual([...FAULTS].sort());
+    for (const cell of reminders) {
+      expect(cell.intents.map((i) => [i.intentId, i.status, i.present]), cell.fault).toEqual([['reminder-1', 'done', 2], ['reminder-2', 'done', 2]]);
+      expect(cell.falseDedup, cell.fault).toBe(0);
+    }
+    // The model that decides again is held on its new steps, and the declared repeat still goes out.
+    for (const cell of of({ policy: 'effectd+redecide', workload: 'reminder-repeat' })) expect(cell.intents.map((i) => i.present), cell.fault).toEqual([2, 2]);
+    // The baselines send both without any declaration (no content index): two emails when nothing goes wrong.
+    for (const policy of ['blind', 'sdk-retry', 'native-or-never'] as const) expect(of({ policy, workload: 'reminder-repeat', fault: 'none' })[0]!.intents.map((i) => i.present)).toEqual([2, 2]);
+  });
+
+  it('re-decisions after unknown (issue 6): on every non-saga workload under the chosen faults the model decides again, effectd holds it, and nothing happens twice', () => {
+    const redecide = of({ policy: 'effectd+redecide' });
+    const sagaless = DEFAULT_WORKLOADS.filter((w) => !workload(w)!.saga);
+    expect(redecide).toHaveLength(sagaless.length * REDECIDE_QUICK_FAULTS.length);
+    const decidedAgain = (c: CellResult) => c.transcript.filter((t) => /decides again/.test(t.detail ?? '')).length;
+    const heldAnswers = (c: CellResult) => c.transcript.filter((t) => /already done|being checked/.test(t.detail ?? '')).length;
+    // Every workload saw the model decide again, and effectd answer its new steps from the content index.
+    for (const name of sagaless) {
+      const mine = redecide.filter((c) => c.workload === name);
+      expect(sum(mine, decidedAgain), name).toBeGreaterThan(0);
+      expect(sum(mine, heldAnswers), name).toBeGreaterThan(0);
+    }
+    // param-drift: the re-decision rewords a parameter, and is still held.
+    const drifted = redecide.filter((c) => c.fault === 'param-drift' && c.transcript.some((t) => /decides again.*rewording/.test(t.detail ?? '')));
+    expect(drifted.length).toBeGreaterThanOrEqual(sagaless.length - 1);
+    expect(drifted.filter((c) => heldAnswers(c) === 0).map(label)).toEqual([]);
+    expect(sum(redecide, (c) => c.duplicates + c.missing + c.falseDedup)).toBe(0);
+  });
+
+  it('sagas (issue 7): every fault and every refused step, and effectd passes the four "never" checks with zero duplicates and zero missing', () => {
+    for (const name of ['trip-booking', 'subscription-renewal']) {
+      const mine = of({ policy: 'effectd', workload: name });
+      expect(mine.map((c) => c.fault).sort(), name).toEqual([...FAULTS].sort());
+      expect(new Set(mine.map((c) => c.failAt)), name).toEqual(new Set(failAtValues(workload(name)!.saga!)));
+      for (const cell of mine) {
+        expect(cell.sagaOutcome, label(cell)).toBeDefined();
+        for (const check of SAGA_CHECKS) expect(cell[check], `${label(cell)} ${check}`).toBe(0);
+        expect(cell.duplicates + cell.missing, label(cell)).toBe(0);
+        // The refusal really happened when the saga reached the refused step: the saga failed and was undone.
+        if (cell.failAt !== 'none' && (cell.refusals ?? 0) > 0) expect(cell.sagaOutcome, label(cell)).toBe('failed');
+        if (cell.sagaOutcome === 'completed') expect(cell.intents.filter((i) => !i.intentId.startsWith('compensate:')).every((i) => i.status === 'done' && i.present === 1), label(cell)).toBe(true);
+      }
+      // With no fault, a refused step fails the saga and everything before it is undone; no refusal, it completes.
+      for (const cell of of({ policy: 'effectd', workload: name, fault: 'none' })) expect(cell.sagaOutcome).toBe(cell.failAt === 'none' ? 'completed' : 'failed');
+    }
+    // The harness can fail: a naive script's honest best effort leaves something in place or doubled.
+    const baselines = cells.filter((c) => c.sagaOutcome !== undefined && !EFFECTD.includes(c.policy));
+    expect(sum(baselines, (c) => (c.leftInPlace ?? 0) + c.duplicates)).toBeGreaterThan(0);
+  });
+
+  it('late-commit and key-expired (issue 5): escalations only where the tool has neither key nor lookup, each with its evidence; everything else ends resolved', () => {
+    const blind = blindTools();
+    const tools = (c: CellResult) => workload(c.workload)!.intents('x').map((i) => i.tool);
+    const lateOrExpired = effectd().filter((c) => c.fault === 'late-commit' || c.fault === 'key-expired');
+    expect(lateOrExpired.length).toBeGreaterThanOrEqual(2 * DEFAULT_WORKLOADS.length);
+    const escalatedWithLookupOrKey = lateOrExpired.filter((c) => c.escalations > 0 && !tools(c).every((t) => blind.has(t)));
+    expect(escalatedWithLookupOrKey.map(label)).toEqual([]);
+    for (const cell of lateOrExpired.filter((c) => !tools(c).some((t) => blind.has(t)))) {
+      expect({ cell: label(cell), escalations: cell.escalations, unresolved: cell.unresolved }).toEqual({ cell: label(cell), escalations: 0, unresolved: 0 });
+      if (cell.sagaOutcome !== undefined) expect(cell.sagaOutcome, label(cell)).not.toBe('open');
+      else expect(cell.intents.every((i) => i.status === 'done'), label(cell)).toBe(true);
+    }
+    // weak.notify is the one tool here with neither: its lost reply is escalated, with the evidence effectd hands over.
+    const notify = lateOrExpired.filter((c) => c.workload === 'notify');
+    expect(notify.length).toBeGreaterThan(0);
+    for (const cell of notify) {
+      expect(cell.escalations, label(cell)).toBe(1);
+      expect(cell.notes?.some((n) => /^notification: escalated: .*\[evidence: .*escalated to a human|held: the same content/.test(n)), label(cell)).toBe(true);
+    }
+  });
+
+  it('rebalance (issue 4): effectd\'s rebalance cells run over Kafka — the instance holding the partition is SIGKILLed mid-dispatch — and redelivery does nothing twice', () => {
+    const rebalance = effectd().filter((c) => c.fault === 'rebalance');
+    expect(rebalance.length).toBe(DEFAULT_WORKLOADS.length);
+    if (kafkaDown !== undefined) {
+      // Without a broker the run says so and falls back to HTTP; it never does that silently.
+      expect(run.stdout).toContain('NOTE: rebalance cells of effectd run over HTTP');
+      expect(rebalance.every((c) => c.ingress === 'http')).toBe(true);
+      return;
+    }
+    expect(run.stdout).toMatch(/rebalance: over Kafka/);
+    for (const cell of rebalance) {
+      expect(cell.ingress, label(cell)).toBe('kafka');
+      expect(cell.notes?.some((n) => /^rebalance: SIGKILLed effectd kafka-[ab], which held partition \d+ of workflow/.test(n)), label(cell)).toBe(true);
+      expect(cell.faultInjected, label(cell)).toBeGreaterThan(0);
+      expect(cell.duplicates + cell.missing + cell.falseDedup, label(cell)).toBe(0);
+    }
   });
 
   it('the harness can fail: blind retries duplicate every keyed effect under post-commit response loss', () => {
@@ -112,8 +222,19 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
 
   it('writes a chart a person can open', () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-    for (const name of [...FAULTS, ...POLICIES]) expect(svg).toContain(`>${name}<`);
+    for (const name of [...FAULTS, ...BENCH_POLICIES]) expect(svg).toContain(`>${name}<`);
     expect(svg).toContain('Duplicates');
     expect(svg).toContain('Missing');
   });
+
+  it('when Kafka is not reachable, the rebalance cells say so and run over HTTP', async () => {
+    const fallback = await runCli(['bench', '--workload', 'charge', '--fault', 'rebalance', '--policy', 'effectd', '--seeds', '1', '--kafka', '127.0.0.1:1', '--json', join(dir, 'fallback.json')]);
+    expect(fallback.code, fallback.stdout + fallback.stderr).toBe(0);
+    expect(fallback.stdout).toMatch(/NOTE: rebalance cells of effectd run over HTTP \(a second instance on the same ledger\), not Kafka: Kafka at 127\.0\.0\.1:1 is not reachable/);
+    expect(fallback.stdout).toMatch(/rebalance: over HTTP — Kafka at 127\.0\.0\.1:1 is not reachable/);
+    const [cell] = JSON.parse(readFileSync(join(dir, 'fallback.json'), 'utf8')) as CellResult[];
+    expect(cell).toMatchObject({ ingress: 'http', duplicates: 0, missing: 0 });
+    expect(cell!.faultInjected).toBeGreaterThan(0);
+    expect(stragglers()).toEqual([]);
+  }, 60_000);
 });

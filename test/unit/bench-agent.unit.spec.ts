@@ -83,4 +83,28 @@ describe('the scripted agent', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['unknown', 'blocked']);
     expect(policy.calls).toHaveLength(1);
   });
+
+  it('a re-decided step is not a declared repeat: only the planned step of the repeat carries the declaration', async () => {
+    const [, second] = workload('reminder-repeat')!.intents('t3');
+    const policy = new ScriptedPolicy(true, [unknown]);
+    await agent(policy, 1, fast({ redecideOnUnknown: 1, repairOnUnknown: 0 })).run([second!]);
+    expect(policy.calls.map((c) => [c.step, c.repeat?.reason !== undefined])).toEqual([['remind-again', true], ['remind-again~1', false]]);
+  });
+
+  it('a retry of a declared repeat that surely did not happen is still the declared repeat', async () => {
+    const [, second] = workload('reminder-repeat')!.intents('t5');
+    const policy = new ScriptedPolicy(true, [{ kind: 'not_done', text: 'not_done: never sent: ECONNREFUSED' }]);
+    await agent(policy, 1, fast()).run([second!]);
+    expect(policy.calls.map((c) => [c.step, c.repeat?.reason !== undefined])).toEqual([['remind-again', true], ['remind-again~1', true]]);
+  });
+
+  it('"already done" for a held step is not the last word while the intent\'s own effect is open: the harness waits for that one', async () => {
+    // The re-decided reminder is held against the FIRST reminder (same content, committed); the second one's own effect is still open.
+    const heldDone: Observation = { kind: 'done', held: true, receipt: 'em_first', text: 'already done: email.send … happened in step remind (receipt em_first)' };
+    const policy = new ScriptedPolicy(true, [unknown, heldDone], { kind: 'done', receipt: 'em_second', text: 'done' });
+    const [, second] = workload('reminder-repeat')!.intents('t4');
+    const { outcomes } = await agent(policy, 1, fast({ redecideOnUnknown: 1, repairOnUnknown: 0 })).run([second!]);
+    expect(policy.settles).toBe(1);
+    expect(outcomes[0]).toMatchObject({ status: 'done', receipt: 'em_second' });
+  });
 });

@@ -65,6 +65,14 @@ describe('saga decisions (pure)', () => {
     expect(decideSaga(def, {}, foldWorkflow(allUndone), 20, id)).toMatchObject({ kind: 'finish', outcome: 'compensated' });
   });
 
+  it('a compensation that failed for sure does not stop the others: the rest are undone, then a human is asked', () => {
+    const compensating = [sagaStarted, ...committed('a', 2), ...committed('b', 5), ...failed('c', 8), { type: 'SagaCompensating' as const, v: 1 as const, at: 9, failedStep: 'c', reason: 'declined' }];
+    const bUndoFailed = [...compensating, ...failed(compensationStepKey('b'), 10)];
+    expect(decideSaga(def, {}, foldWorkflow(bUndoFailed), 20, id)).toMatchObject({ kind: 'compensate', stepKey: compensationStepKey('a') });
+    const aUndone = [...bUndoFailed, ...committed(compensationStepKey('a'), 12)];
+    expect(decideSaga(def, {}, foldWorkflow(aUndone), 20, id)).toMatchObject({ kind: 'finish', outcome: 'compensation_failed', reason: expect.stringMatching(/compensation .* of b failed.*a human must undo the rest/) });
+  });
+
   it('a compensation left unknown pauses the compensating saga', () => {
     const history = [sagaStarted, ...committed('a', 2), ...failed('b', 5), { type: 'SagaCompensating' as const, v: 1 as const, at: 6, failedStep: 'b', reason: 'x' }, ...lost(compensationStepKey('a'), 7)];
     expect(decideSaga(def, {}, foldWorkflow(history), 10, id)).toMatchObject({ kind: 'wait', stepKey: compensationStepKey('a') });

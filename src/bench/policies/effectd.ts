@@ -7,6 +7,7 @@ interface OutcomeBody {
   state?: string;
   effectId?: string;
   receipt?: string;
+  reason?: string;
   message?: string;
   error?: string;
 }
@@ -40,6 +41,11 @@ export class EffectdPolicy implements Policy {
     return effects.filter((e) => e.state !== undefined && WITH_A_HUMAN.has(e.state)).length;
   }
 
+  /** Where the harness reaches effectd now. */
+  endpoint(): EffectdEndpoint {
+    return this.route();
+  }
+
   /** The workflow moved to another instance: later calls and polls go there. */
   moveTo(route: Route): void {
     this.route = route;
@@ -48,7 +54,7 @@ export class EffectdPolicy implements Policy {
   async call(call: ToolCall): Promise<Observation> {
     const body = JSON.stringify({
       workflowId: call.workflowId, step: call.step, slot: call.intent.slot, tool: call.intent.tool, args: call.args, principal: 'bench-agent',
-      ...(call.intent.repeat ? { repeat: call.intent.repeat } : {}),
+      ...(call.repeat ? { repeat: call.repeat } : {}),
     });
     for (let redelivery = 0; ; redelivery++) {
       const endpoint = this.route();
@@ -63,9 +69,10 @@ export class EffectdPolicy implements Policy {
   }
 
   /**
-   * Polls the effect until effectd settles it, hands it to a human, or the cell's deadline passes.
-   * A step the content index holds is asked again instead (resubmitting it sends nothing): only
-   * the shell answers "already done" or lets it go once the step it repeats is settled.
+   * Polls the effect (GET /v1/effects/:id) until effectd settles it, hands it to a human, or the
+   * cell's deadline passes. A step the content index holds answers like a resubmission would, with
+   * the outcome of the step it matched ("already done: …, receipt X"); when that step proved not to
+   * have happened, the held step is resubmitted, which lets effectd release and send it.
    */
   async settle(observation: Extract<Observation, { kind: 'unknown' }>, call: ToolCall, deadline: number): Promise<Observation> {
     if (!observation.effectId) return observation;
@@ -74,34 +81,37 @@ export class EffectdPolicy implements Policy {
       if (last.kind === 'unknown' && last.state !== undefined && WITH_A_HUMAN.has(last.state)) return last;
       await sleep(POLL_MS, call.signal);
       if (call.signal.aborted) return last;
-      if (last.kind === 'unknown' && last.state === 'held') {
-        last = await this.call(call);
-        if (last.kind !== 'unknown') return last;
-        continue;
-      }
       const endpoint = this.route();
       const result = await this.send({ method: 'GET', url: `${endpoint.url}/v1/effects/${observation.effectId}`, headers: headers(endpoint, false), timeoutMs: 5_000 });
       if (result.kind !== 'response' || result.status !== 200) continue;
       last = answer(result);
-      const state = (result.body as OutcomeBody).state ?? '';
-      if (SETTLED.has(state)) return last;
+      const body = result.body as OutcomeBody;
+      if (SETTLED.has(body.state ?? '') || last.kind === 'done' || last.kind === 'not_done') return last;
+      if (body.state === 'held') {
+        const matched = /which is (\w+)/.exec(body.reason ?? '')?.[1];
+        if (matched !== undefined && WITH_A_HUMAN.has(matched)) return { kind: 'unknown', text: last.text, effectId: observation.effectId, state: matched };
+        if (matched === 'failed_before_effect') {
+          last = await this.call(call);
+          if (last.kind !== 'unknown') return last;
+        }
+      }
     }
     return last;
   }
 }
 
-function answer(result: Extract<Exchange, { kind: 'response' }>): Observation {
+export function answer(result: Extract<Exchange, { kind: 'response' }>): Observation {
   const body = (result.body ?? {}) as OutcomeBody;
   const text = body.message ?? JSON.stringify(body);
   if (result.status === 422) return { kind: 'conflict', text };
   if (result.status === 401 || result.status === 403) throw new Error(`effectd refused the benchmark's agent credential: ${text}`);
   if (result.status === 409 || body.status === 'unknown') return { kind: 'unknown', text, ...(body.effectId ? { effectId: body.effectId } : {}), ...(body.state ? { state: body.state } : {}) };
-  if (body.status === 'done') return { kind: 'done', text, ...(body.receipt ? { receipt: body.receipt } : {}) };
+  if (body.status === 'done') return { kind: 'done', text, ...(body.receipt ? { receipt: body.receipt } : {}), ...(body.state === 'held' ? { held: true } : {}) };
   if (body.status === 'not_done') return { kind: 'not_done', text };
   return { kind: 'error', ambiguous: false, text: `HTTP ${result.status}: ${text}` };
 }
 
-function headers(endpoint: EffectdEndpoint, json: boolean): Record<string, string> {
+export function headers(endpoint: EffectdEndpoint, json: boolean): Record<string, string> {
   return { accept: 'application/json', ...(json ? { 'content-type': 'application/json' } : {}), ...(endpoint.token ? { authorization: `Bearer ${endpoint.token}` } : {}) };
 }
 

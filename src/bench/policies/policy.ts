@@ -4,7 +4,8 @@ import type { IntentSpec } from '../workloads.js';
 
 /** What the model sees after one tool call: three honest states from effectd, raw error texts from the baselines. */
 export type Observation =
-  | { kind: 'done'; receipt?: string; text: string }
+  /** `held`: effectd's content index answered for another step of the same content ("already done"), nothing was sent for this one. */
+  | { kind: 'done'; receipt?: string; text: string; held?: boolean }
   /** Proven not to have happened, or refused: safe to try again (for effectd: as a new step). */
   | { kind: 'not_done'; text: string }
   /** A raw error text; `ambiguous` when the effect may have happened (timeout, reset, 5xx, 409, 429, cancelled). */
@@ -20,6 +21,8 @@ export interface ToolCall {
   /** The harness's step for this call: the intent's own, or a new one after the model decided again. */
   step: string;
   args: Record<string, unknown>;
+  /** The repeat declaration of this step: the planned step of a declared repeat carries it; a re-decision does not. */
+  repeat?: { reason: string };
   signal: AbortSignal;
 }
 

@@ -45,6 +45,9 @@ export function decideSaga<I>(saga: SagaDefinition<I>, input: I, workflow: Workf
   if (!progress.compensating) return { kind: 'finish', outcome: 'completed', reason: `all ${saga.steps.length} steps committed` };
 
   // Compensate committed steps only, last first; a step that never happened is never compensated.
+  // A compensation that failed for sure does not stop the others: undo everything that can be
+  // undone, then hand the rest to a human.
+  const failedUndos: string[] = [];
   for (const name of [...committed].reverse()) {
     const step = saga.steps.find((s) => s.name === name)!;
     if (!step.compensation) continue;
@@ -52,8 +55,12 @@ export function decideSaga<I>(saga: SagaDefinition<I>, input: I, workflow: Workf
     const current = stateOf(key);
     if (!current) return { kind: 'compensate', stepKey: key, tool: step.compensation.tool, args: step.compensation.args(receipts[name]!, input, receipts as Receipts), of: name };
     if (current.status === 'committed') continue;
-    if (PROVEN_FAILURE.has(current.status)) return { kind: 'finish', outcome: 'compensation_failed', reason: `compensation ${step.compensation.name} of ${name} failed: ${current.effect.reason ?? current.status}; a human must undo it` };
+    if (PROVEN_FAILURE.has(current.status)) {
+      failedUndos.push(`compensation ${step.compensation.name} of ${name} failed: ${current.effect.reason ?? current.status}`);
+      continue;
+    }
     return { kind: 'wait', stepKey: key, why: `compensation of ${name} is ${current.status}; waiting for reconciliation or a human` };
   }
+  if (failedUndos.length > 0) return { kind: 'finish', outcome: 'compensation_failed', reason: `${failedUndos.join('; ')}; the other committed steps were undone; a human must undo the rest` };
   return { kind: 'finish', outcome: 'compensated', reason: `step ${progress.compensating.failedStep} failed; committed steps undone in reverse order` };
 }
