@@ -21,8 +21,9 @@ export interface Classification {
 const AMBIGUOUS_4XX = new Set([408, 409, 429]);
 
 /**
- * 2xx → committed; a replayed stored failure → terminal_failure (the key is poisoned);
- * 4xx other than 408/409/429 → failed_before_effect; timeout, reset, 5xx, 408, 409, 429 → unknown.
+ * 2xx → committed; 4xx other than 408/409/429 → failed_before_effect (replayed or not: a stored
+ * refusal is the first attempt's answer); a replayed stored 5xx/408/409/429 → terminal_failure
+ * (the key is poisoned); timeout, reset, 5xx, 408, 409, 429 → unknown.
  */
 export function classifyDispatch(result: DispatchResult, rules: ClassificationRules): Classification {
   if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', replayed: false, reason: `never sent: ${result.error}` };
@@ -35,8 +36,11 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${summary}` }, body, rules);
 
   if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
-  if (replayed) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
-  if (status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status)) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}: ${summary}` };
+  const refused = status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status);
+  // A replayed refusal is the first attempt's own answer (it proves nothing happened); a replayed
+  // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned.
+  if (replayed && !refused) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
+  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${summary}` };
   return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary}` };
 }
 

@@ -111,8 +111,10 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
         next.reason = event.reason;
         return next;
       }
-      if (event.outcome === 'failed_before_effect' && effect.attempts.some((a, i) => i < index && a.finished?.outcome !== 'failed_before_effect')) {
-        // A later attempt's refusal can't prove that an earlier, ambiguous one did nothing.
+      if (event.outcome === 'failed_before_effect' && event.httpStatus === undefined && effect.attempts.some((a, i) => i < index && a.finished?.outcome !== 'failed_before_effect')) {
+        // A resend that never left the process proves nothing about an earlier, ambiguous attempt.
+        // A provider's refusal does: the resend carried the same key inside its retention (the
+        // rules above allow nothing else), so a provider that had done the first would have said so.
         next.recordedStatus = 'unknown';
         next.reason = event.reason;
         return next;

@@ -82,8 +82,9 @@ export class Reconciler {
     const base = { type: 'ReconciliationChecked' as const, v: 1 as const, at: this.core.now(), effectId: effect.effectId, method: METHOD[policy.lookup as keyof typeof METHOD] };
     if (result.kind === 'unsupported') return { ...base, asked: 'nothing (no lookup)', seen: 'unsupported', verdict: 'pending' };
     if (result.kind !== 'found') return { ...base, asked: result.asked, seen: result.seen, verdict: 'pending' };
-    // A name is not unique: only a match no other effect of this workflow already owns can be this one's.
-    const owned = new Set([...workflow.effects.values()].filter((e) => e.effectId !== effect.effectId && e.receipt).map((e) => e.receipt!));
+    // A key or a stamped reference names this effect alone. A name is not unique: only a match no
+    // other effect of this workflow already owns can be this one's.
+    const owned = policy.lookup === 'name' ? new Set([...workflow.effects.values()].filter((e) => e.effectId !== effect.effectId && e.receipt).map((e) => e.receipt!)) : new Set<string>();
     const receipt = result.receipts.find((r) => !owned.has(r));
     if (!receipt) return { ...base, asked: result.asked, seen: `${result.seen}, all owned by other effects`, verdict: 'pending' };
     return { ...base, asked: result.asked, seen: result.seen, verdict: 'committed', receipt };

@@ -109,8 +109,10 @@ describe('the fold', () => {
     }
   });
 
-  it('a refusal on a retry cannot prove an ambiguous first attempt did nothing', () => {
-    const history = [declared(E), started(E, 1, 1_100), finished(E, 1, 1_200, 'unknown'), started(E, 2, 1_300), finished(E, 2, 1_400, 'failed_before_effect')];
-    expect(foldWorkflow(history).effects.get(E)!.recordedStatus).toBe('unknown');
+  it('a resend that never left cannot prove an ambiguous first attempt did nothing; the provider\'s refusal under the same key can', () => {
+    const lost = [declared(E), started(E, 1, 1_100), finished(E, 1, 1_200, 'unknown'), started(E, 2, 1_300)];
+    expect(foldWorkflow([...lost, finished(E, 2, 1_400, 'failed_before_effect')]).effects.get(E)!.recordedStatus).toBe('unknown');
+    const refused = { ...finished(E, 2, 1_400, 'failed_before_effect'), httpStatus: 402 } as typeof lost[number];
+    expect(foldWorkflow([...lost, refused]).effects.get(E)!.recordedStatus).toBe('failed_before_effect');
   });
 });
