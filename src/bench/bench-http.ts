@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readResponse } from '../providers/http-response.js';
 
 /** What one agent-side HTTP exchange came to; `cancelled` is the caller giving up on purpose. */
 export type Exchange =
@@ -54,24 +55,11 @@ export function exchange(request: ExchangeRequest): Promise<Exchange> {
       if (error.code === 'ECONNREFUSED') finish({ kind: 'not-sent', error: 'ECONNREFUSED', ms: ms() });
       else finish({ kind: 'lost', error: error.code ?? error.message, ms: ms() });
     });
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('aborted', () => finish({ kind: 'lost', error: 'response aborted', ms: ms() }));
-      res.on('error', (error: NodeJS.ErrnoException) => finish({ kind: 'lost', error: `response broken: ${error.code ?? error.message}`, ms: ms() }));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          /* keep the text */
-        }
-        const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-        finish({ kind: 'response', status: res.statusCode ?? 0, headers: flat, body, ms: ms() });
-      });
-    });
+    req.on('response', (res) => readResponse(
+      res,
+      (response) => finish({ kind: 'response', ...response, ms: ms() }),
+      (error) => finish({ kind: 'lost', error, ms: ms() }),
+    ));
     if (request.body !== undefined) req.write(request.body);
     req.end();
   });

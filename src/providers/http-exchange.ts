@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { DispatchResult } from '../core/dispatch-result.js';
+import { readResponse } from './http-response.js';
 
 const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }) };
 
@@ -42,24 +43,11 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
       if (error.code === 'ECONNREFUSED' || error.code === 'ENOTFOUND') finish({ kind: 'not-sent', error: error.code, latencyMs: elapsed() });
       else finish({ kind: 'lost', error: error.code ?? error.message, latencyMs: elapsed() });
     });
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (error: NodeJS.ErrnoException) => finish({ kind: 'lost', error: `response broken: ${error.code ?? error.message}`, latencyMs: elapsed() }));
-      res.on('aborted', () => finish({ kind: 'lost', error: 'response aborted', latencyMs: elapsed() }));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          /* not JSON: keep the text */
-        }
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-        finish({ kind: 'response', status: res.statusCode ?? 0, headers, body, latencyMs: elapsed() });
-      });
-    });
+    req.on('response', (res) => readResponse(
+      res,
+      (response) => finish({ kind: 'response', ...response, latencyMs: elapsed() }),
+      (error) => finish({ kind: 'lost', error, latencyMs: elapsed() }),
+    ));
     if (request.body !== undefined) req.write(request.body);
     req.end();
   });
