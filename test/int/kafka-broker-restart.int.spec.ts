@@ -3,40 +3,28 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
-import { EffectClient, type EffectAnswer, type EffectRequest } from '../../src/sdk/index.js';
+import type { EffectAnswer, EffectClient, EffectRequest } from '../../src/sdk/index.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
-import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
-import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
-import { getJson, startPayments, tempDir, waitFor } from '../support/effectd-harness.js';
-import { createRunTopics, freshPostgresSchema, runId, type RunTopics } from '../support/kafka-harness.js';
-import { kafkaBrokers } from '../support/services.js';
+import { getJson, startPayments, waitFor } from '../support/effectd-harness.js';
+import { freshPostgresSchema, runId, startKafkaFixture, type KafkaFixture } from '../support/kafka-harness.js';
 
 const COMMANDS = 60;
 
 describe('a Kafka broker restart during a run', () => {
   const run = runId('krestart');
   const schema = freshPostgresSchema(run);
-  let topics: RunTopics;
   let payments: RunningSimulator;
-  let runtime: EffectdRuntime;
-  let ingress: KafkaIngress;
   let client: EffectClient;
+  let fixture: KafkaFixture;
 
   beforeAll(async () => {
-    topics = await createRunTopics(run);
     payments = await startPayments();
-    runtime = await createRuntime({ dataDir: tempDir(), ledgerUrl: schema.url, providerUrls: { payments: payments.url } });
-    const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` }, { EFFECTD_KAFKA_SESSION_TIMEOUT_MS: '10000' });
-    ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: () => {} });
-    client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 90_000 });
+    fixture = await startKafkaFixture(run, schema.url, { providerUrls: { payments: payments.url } }, { env: { EFFECTD_KAFKA_SESSION_TIMEOUT_MS: '10000' }, clientTimeoutMs: 90_000 });
+    ({ client } = fixture);
   }, 60_000);
   afterAll(async () => {
-    await client?.close();
-    await ingress?.close();
-    await runtime?.close();
+    await fixture?.close();
     await payments?.close();
-    await topics?.drop();
     await schema.drop();
   });
 

@@ -2,13 +2,12 @@
 // topics and group of this run only.
 import { workflowStream } from '../../src/core/streams.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
+import type { EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
-import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
-import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
-import { getJson, startPayments, tempDir } from '../support/effectd-harness.js';
-import { createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, withAdmin, type RunTopics } from '../support/kafka-harness.js';
+import type { KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
+import { getJson, startPayments } from '../support/effectd-harness.js';
+import { freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, withAdmin, type KafkaFixture, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
 
 interface Charge { id: string; metadata: Record<string, string> }
@@ -25,23 +24,18 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
   let runtime: EffectdRuntime;
   let ingress: KafkaIngress;
   let client: EffectClient;
+  let fixture: KafkaFixture;
   let n = 0;
   const charge = (invoiceId = `INV-${run}-${++n}`, workflowId = `wf-${run}-${n}`) => ({ workflowId, step: 1, tool: 'payments.charge', principal: 'agent:test', args: { invoiceId, amount: 4900 } });
 
   beforeAll(async () => {
-    topics = await createRunTopics(run);
     payments = await startPayments();
-    runtime = await createRuntime({ dataDir: tempDir(), ledgerUrl: schema.url, providerUrls: { payments: payments.url } });
-    const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` });
-    ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: () => {} });
-    client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 20_000 });
+    fixture = await startKafkaFixture(run, schema.url, { providerUrls: { payments: payments.url } });
+    ({ topics, runtime, ingress, client } = fixture);
   });
   afterAll(async () => {
-    await client?.close();
-    await ingress?.close();
-    await runtime?.close();
+    await fixture?.close();
     await payments?.close();
-    await topics?.drop();
     await schema.drop();
   });
 

@@ -1,40 +1,30 @@
 // A saga started by a command on the real broker: tool "saga:<name>", args = the saga's input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
-import { EffectClient } from '../../src/sdk/index.js';
+import type { EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
+import type { EffectClient } from '../../src/sdk/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
-import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
-import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
 import { getJson, tempDir, writeToolsConfig } from '../support/effectd-harness.js';
-import { createRunTopics, freshPostgresSchema, runId, type RunTopics } from '../support/kafka-harness.js';
-import { kafkaBrokers } from '../support/services.js';
+import { freshPostgresSchema, runId, startKafkaFixture, type KafkaFixture } from '../support/kafka-harness.js';
 
 describe('starting a saga from Kafka', () => {
   const run = runId('ksaga');
   const schema = freshPostgresSchema(run);
-  let topics: RunTopics;
   let payments: RunningSimulator;
   let email: RunningSimulator;
   let runtime: EffectdRuntime;
-  let ingress: KafkaIngress;
   let client: EffectClient;
+  let fixture: KafkaFixture;
 
   beforeAll(async () => {
-    topics = await createRunTopics(run);
     payments = await startSimulator('payments');
     email = await startSimulator('email');
-    const dataDir = tempDir();
-    runtime = await createRuntime({ dataDir, ledgerUrl: schema.url, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url }) });
-    ingress = await startKafkaIngress(runtime, { ...kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` }), topics }, { log: () => {} });
-    client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 20_000 });
+    fixture = await startKafkaFixture(run, schema.url, { configFile: writeToolsConfig(tempDir(), { payments: payments.url, email: email.url }) });
+    ({ runtime, client } = fixture);
   });
   afterAll(async () => {
-    await client?.close();
-    await ingress?.close();
-    await runtime?.close();
+    await fixture?.close();
     await payments?.close();
     await email?.close();
-    await topics?.drop();
     await schema.drop();
   });
 

@@ -3,7 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Kafka, logLevel, type Admin, type IHeaders, type KafkaMessage } from 'kafkajs';
 import pg from 'pg';
-import type { KafkaTopics } from '../../src/transport/kafka/kafka-settings.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
+import { EffectClient } from '../../src/sdk/index.js';
+import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
+import { kafkaIngressSettings, type KafkaTopics } from '../../src/transport/kafka/kafka-settings.js';
 import { kafkaBrokers, testPostgresUrl } from './services.js';
 
 /** A short id for this run: topics, groups, schemas and workflow ids carry it, so runs never see each other's data. */
@@ -141,4 +147,33 @@ export function spawnKafkaEffectd(args: string[], env: Record<string, string>): 
       });
     });
   });
+}
+
+export interface KafkaFixture {
+  topics: RunTopics;
+  runtime: EffectdRuntime;
+  ingress: KafkaIngress;
+  client: EffectClient;
+  close(): Promise<void>;
+}
+
+/**
+ * One in-process effectd consuming this run's own topics (PostgreSQL ledger in the run's schema),
+ * and an EffectClient publishing to them. `close` tears down what was started, in reverse.
+ */
+export async function startKafkaFixture(run: string, schemaUrl: string, runtimeOptions: Omit<RuntimeOptions, 'dataDir' | 'ledgerUrl'>, options: { env?: NodeJS.ProcessEnv; clientTimeoutMs?: number } = {}): Promise<KafkaFixture> {
+  const topics = await createRunTopics(run);
+  const runtime = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'effectd-kafka-')), ledgerUrl: schemaUrl, ...runtimeOptions });
+  const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` }, options.env);
+  const ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: () => {} });
+  const client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: options.clientTimeoutMs ?? 20_000 });
+  return {
+    topics, runtime, ingress, client,
+    close: async () => {
+      await client.close();
+      await ingress.close();
+      await runtime.close();
+      await topics.drop();
+    },
+  };
 }
