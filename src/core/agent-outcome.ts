@@ -22,12 +22,6 @@ export interface AgentOutcome {
   message: string;
 }
 
-export function agentStatusOf(status: EffectStatus): AgentStatus {
-  if (status === 'committed') return 'done';
-  if (status === 'failed_before_effect') return 'not_done';
-  return 'unknown';
-}
-
 export interface OutcomeContext {
   now: number;
   replayed: boolean;

@@ -58,6 +58,3 @@ export function unknownSinceAt(effect: EffectState, now: number): number | undef
   return undefined;
 }
 
-export function isSettled(effect: EffectState): boolean {
-  return SETTLED.has(effect.recordedStatus);
-}
