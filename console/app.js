@@ -13,6 +13,8 @@ let me;
 let view;
 let timer;
 const ui = {};
+let navigation = 0; // bumped by every route() and sign-in; only the newest may show its view
+let queueShape; // what the queue cards were last built from; reset whenever the queue element is rebuilt
 
 let resizing;
 window.addEventListener('hashchange', () => me && route());
@@ -22,6 +24,7 @@ async function boot(error) {
   clearInterval(timer);
   me = undefined;
   view = undefined;
+  navigation++; // a navigation still loading for the previous sign-in must not show its view
   if (!session.token) return signIn(error);
   try {
     me = await api('/v1/whoami');
@@ -66,6 +69,7 @@ function consoleShell() {
   ui.counts = h('div', { class: 'counts', 'data-testid': 'counts' });
   ui.updated = h('span', { class: 'updated muted' });
   ui.queue = h('div', { class: 'queue', 'data-testid': 'queue' });
+  queueShape = undefined;
   ui.queueCount = h('span', { class: 'pill' }, '0');
   ui.workflows = h('div', { class: 'workflows', 'data-testid': 'workflows' });
   ui.main = h('main', { class: 'main', 'data-testid': 'main' });
@@ -118,17 +122,31 @@ function renderCounts(effects) {
   );
 }
 
+// Cards are rebuilt only when the queue itself changes: a rebuild under the pointer could turn a
+// click on one card into a click on whichever card took its place.
 function renderQueue(effects) {
   ui.queueCount.textContent = String(effects.length);
   ui.queueCount.className = `pill${effects.length ? ' alert' : ''}`;
   const now = Date.now();
   const selected = currentEffectId();
+  const waited = (e) => (e.unknownSince ? duration(now - Date.parse(e.unknownSince)) : undefined);
+  const shape = effects.map((e) => `${e.effectId} ${e.state} ${e.reason ?? ''}`).join('\n');
+  if (shape === queueShape) {
+    for (const card of ui.queue.querySelectorAll('[data-testid="queue-item"]')) {
+      const e = effects.find((x) => x.effectId === card.dataset.effectId);
+      card.classList.toggle('selected', selected === card.dataset.effectId);
+      const age = card.querySelector('.age');
+      if (e && age) age.textContent = `waiting ${waited(e)}`;
+    }
+    return;
+  }
+  queueShape = shape;
   clear(ui.queue);
   if (!effects.length) ui.queue.append(h('p', { class: 'empty' }, 'Nothing is waiting for a human.'));
   for (const e of effects) {
-    const waited = e.unknownSince ? duration(now - Date.parse(e.unknownSince)) : undefined;
+    const age = waited(e);
     ui.queue.append(h('a', { class: `card${selected === e.effectId ? ' selected' : ''}`, href: `#/effect/${enc(e.effectId)}`, 'data-testid': 'queue-item', dataset: { effectId: e.effectId } },
-      h('div', { class: 'card-top' }, stateBadge(e.state), h('span', { class: 'tool' }, e.tool), waited ? h('span', { class: 'age', title: `unknown since ${e.unknownSince}` }, `waiting ${waited}`) : null),
+      h('div', { class: 'card-top' }, stateBadge(e.state), h('span', { class: 'tool' }, e.tool), age ? h('span', { class: 'age', title: `unknown since ${e.unknownSince}` }, `waiting ${age}`) : null),
       h('div', { class: 'target' }, e.target),
       h('div', { class: 'meta' }, `${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`),
       e.reason ? h('div', { class: 'reason' }, e.reason) : null));
@@ -154,18 +172,24 @@ function currentEffectId() {
   return m ? decodeURIComponent(m[1]) : undefined;
 }
 
+// Views load before they show; only the newest navigation may show its view, so a slow earlier
+// one (e.g. the overview still loading when the operator clicks a queued effect) cannot replace it.
 async function route() {
+  const mine = ++navigation;
   const hash = location.hash;
   const effect = /^#\/effect\/(.+)$/.exec(hash);
   const workflow = /^#\/workflow\/([^/]+)\/(.+)$/.exec(hash);
+  let next;
   try {
-    if (effect) view = await effectView(decodeURIComponent(effect[1]));
-    else if (workflow) view = await workflowView(decodeURIComponent(workflow[1]), decodeURIComponent(workflow[2]));
-    else view = await overview();
+    if (effect) next = await effectView(decodeURIComponent(effect[1]));
+    else if (workflow) next = await workflowView(decodeURIComponent(workflow[1]), decodeURIComponent(workflow[2]));
+    else next = await overview();
   } catch (e) {
-    view = undefined;
-    clear(ui.main, h('div', { class: 'panel' }, h('p', { class: 'error', role: 'alert' }, e instanceof ApiError ? `${e.status} ${e.code ?? ''}: ${e.message}` : e.message)));
+    next = { nodes: [h('div', { class: 'panel' }, h('p', { class: 'error', role: 'alert' }, e instanceof ApiError ? `${e.status} ${e.code ?? ''}: ${e.message}` : e.message))] };
   }
+  if (mine !== navigation) return;
+  view = next;
+  clear(ui.main, ...next.nodes);
   for (const el of document.querySelectorAll('.card, .row')) el.classList.toggle('selected', el.getAttribute('href') === hash);
 }
 
@@ -173,8 +197,7 @@ async function overview() {
   const [{ effects }, { workflows }] = await Promise.all([api('/v1/effects?state=attention&limit=1'), api('/v1/workflows?limit=1')]);
   if (effects[0]) return effectView(effects[0].effectId);
   if (workflows[0]) return workflowView(workflows[0].tenant, workflows[0].workflowId);
-  clear(ui.main, h('div', { class: 'panel empty-state' }, h('h1', {}, 'Nothing recorded yet'), h('p', { class: 'muted' }, 'Every intent, attempt, check and outcome effectd records shows up here as a timeline.')));
-  return undefined;
+  return { nodes: [h('div', { class: 'panel empty-state' }, h('h1', {}, 'Nothing recorded yet'), h('p', { class: 'muted' }, 'Every intent, attempt, check and outcome effectd records shows up here as a timeline.'))] };
 }
 
 // ---------------------------------------------------------------- a workflow
@@ -211,15 +234,15 @@ async function workflowView(tenant, workflowId, selected) {
     clear(table, eventsTable(data, selected));
   };
   await load();
-  clear(ui.main, 
+  const nodes = [
     h('div', { class: 'panel' }, header),
     sagaBox,
     h('div', { class: 'panel' },
       h('div', { class: 'panel-head' }, h('h2', {}, 'Timeline'), h('div', { class: 'segmented', title: 'time axis' }, ...scaleButtons)),
       picture,
       legend()),
-    h('div', { class: 'panel' }, h('h2', {}, 'Every event, in ledger order'), table));
-  return { redraw: draw, refresh: async () => { if (data.effects.some((e) => !['committed', 'failed_before_effect'].includes(e.state))) await load(); } };
+    h('div', { class: 'panel' }, h('h2', {}, 'Every event, in ledger order'), table)];
+  return { nodes, redraw: draw, refresh: async () => { if (data.effects.some((e) => !['committed', 'failed_before_effect'].includes(e.state))) await load(); } };
 }
 
 /** The picture is drawn at the main column's real width, so its text stays at its CSS size. */
@@ -281,7 +304,7 @@ async function effectView(effectId) {
     clear(head, 
       h('div', {}, h('div', { class: 'crumb' }, h('a', { href: `#/workflow/${enc(effect.tenant)}/${enc(effect.workflowId)}` }, `workflow ${effect.workflowId}`), ` · step ${effect.step} · slot ${effect.slot}`),
         h('h1', {}, h('span', { class: 'tool' }, effect.tool), ' for ', effect.target)),
-      h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state } }, stateBadge(effect.state), h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
+      h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state, effectId: effect.effectId } }, stateBadge(effect.state), h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
     const since = effect.unknownSince ? Date.parse(effect.unknownSince) : undefined;
     const closed = effect.state === 'committed' || effect.state === 'failed_before_effect';
     const lastAt = Date.parse(effect.evidence[effect.evidence.length - 1].at);
@@ -311,12 +334,12 @@ async function effectView(effectId) {
     }
   };
   await load();
-  clear(ui.main, 
+  const nodes = [
     h('div', { class: 'panel' }, head, facts),
     h('div', { class: 'panel' }, h('h2', {}, 'Its workflow'), picture, legend()),
     h('div', { class: 'panel', 'data-testid': 'resolve-panel' }, actions),
-    h('div', { class: 'panel' }, h('h2', {}, 'Evidence — everything the ledger knows about this effect'), evidence));
-  return { redraw: draw, refresh: async () => { if (!['committed', 'failed_before_effect'].includes(effect.state)) await load(); } };
+    h('div', { class: 'panel' }, h('h2', {}, 'Evidence — everything the ledger knows about this effect'), evidence)];
+  return { nodes, redraw: draw, refresh: async () => { if (!['committed', 'failed_before_effect'].includes(effect.state)) await load(); } };
 }
 
 function resolveForm(effect, after) {

@@ -36,18 +36,28 @@ describe('the operator console in headless Chromium', () => {
     const card = page.locator(`[data-testid="queue-item"][data-effect-id="${effectId}"]`);
     await card.waitFor();
     await card.click();
-    await page.locator('[data-testid="effect-state"][data-state="escalated"]').waitFor();
+    await page.locator(`[data-testid="effect-state"][data-effect-id="${effectId}"][data-state="escalated"]`).waitFor();
     await page.getByTestId('resolve-form').waitFor();
   }
 
   const effect = async (effectId: string) => (await getJson(`${scenario.effectd.url}/v1/effects/${effectId}`, scenario.effectd.operator)).body;
 
   it('an operator finds the escalated effect, resolves it with a receipt, and sees it settled', async () => {
+    // The landing view (the newest escalated effect: the refund desk's) answers slowly; the operator
+    // clicks another queued effect meanwhile, and the late landing view must not replace it.
+    const landing = (url: URL) => url.pathname === '/v1/effects' && url.searchParams.get('limit') === '1';
+    let landingAnswered = false;
+    await page.route(landing, async (r) => { await new Promise((ok) => setTimeout(ok, 1_500)); await r.continue(); landingAnswered = true; });
     await signIn(scenario.tokens.operator);
     expect(await page.getByTestId('whoami').textContent()).toContain('default-operator');
+    await page.locator('[data-testid="queue-item"]').nth(1).waitFor();
     expect(await page.locator('[data-testid="queue-item"]').count()).toBe(2);
 
     await openQueued(scenario.escalated.trip);
+    await expect.poll(() => landingAnswered, { timeout: 10_000 }).toBe(true);
+    await page.unroute(landing);
+    await page.waitForTimeout(200);
+    expect(await page.locator('[data-testid="effect-state"]').getAttribute('data-effect-id')).toBe(scenario.escalated.trip);
     // The picture: one lane per effect of the workflow, the charge's lost reply shaded as time in unknown.
     const picture = page.locator('svg.timeline');
     expect(await picture.locator('g.lane[data-effect-id]').count()).toBe(3);
