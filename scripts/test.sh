@@ -11,8 +11,8 @@ if [ ! -d node_modules ]; then
 fi
 echo "[test] starting services (PostgreSQL, Kafka)"
 npm run --silent services:up || { echo "[test] services:up failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
-bash scripts/ensure-chromium.sh || { echo "[test] chromium (for the console's browser test) could not be installed"; echo "tests: 0 passed, 1 failed"; exit 1; }
-bash scripts/ensure-prometheus.sh || { echo "[test] prometheus (for the dashboard's queries) could not be installed"; echo "tests: 0 passed, 1 failed"; exit 1; }
+bash scripts/ensure-debian-package.sh chromium "${EFFECTD_CHROMIUM:-/usr/bin/chromium}" || { echo "[test] chromium (for the console's browser test) could not be installed"; echo "tests: 0 passed, 1 failed"; exit 1; }
+bash scripts/ensure-debian-package.sh prometheus "${EFFECTD_PROMETHEUS:-/usr/bin/prometheus}" --no-install-recommends || { echo "[test] prometheus (for the dashboard's queries) could not be installed"; echo "tests: 0 passed, 1 failed"; exit 1; }
 echo "[test] compiling (tsc, strict)"
 if ! npx tsc --noEmit || ! npx tsc -p tsconfig.build.json; then
   echo "[test] TypeScript errors"; echo "tests: 0 passed, 1 failed"; exit 1

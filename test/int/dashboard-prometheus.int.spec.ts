@@ -1,5 +1,5 @@
 // Every query of the Grafana dashboard, evaluated by a real Prometheus (Debian's package, see
-// scripts/ensure-prometheus.sh) that scrapes an effectd which just ran lost replies, escalations,
+// scripts/ensure-debian-package.sh) that scrapes an effectd which just ran lost replies, escalations,
 // a resolution, resubmissions and a compensated saga: each query must parse, and each must find
 // series (Kafka lag and dead letters excepted: no Kafka here).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,7 +41,7 @@ describe('the Grafana dashboard against a real Prometheus', () => {
   let promLog = '';
 
   beforeAll(async () => {
-    if (!existsSync(PROMETHEUS)) throw new Error(`${PROMETHEUS} is missing: run scripts/ensure-prometheus.sh (apt-get install -y prometheus)`);
+    if (!existsSync(PROMETHEUS)) throw new Error(`${PROMETHEUS} is missing: apt-get install -y prometheus (npm test does it: scripts/ensure-debian-package.sh)`);
     const [payments, weak, travel, email] = await Promise.all([startSimulator('payments', { options: { searchLagMs: 100 } }), startSimulator('weak'), startSimulator('travel'), startSimulator('email')]);
     sims.push(payments, weak, travel, email);
     const dataDir = tempDir();

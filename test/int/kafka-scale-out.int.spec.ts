@@ -97,9 +97,16 @@ describe('three effectd processes in one group, one SIGKILLed mid-dispatch (real
       results.push(agent(commands[i]!));
       await new Promise((r) => setTimeout(r, 20));
       if (i === Math.floor(commands.length / 3)) {
-        // SIGKILL the victim at a moment it holds a claim whose dispatch has not been recorded.
-        await waitFor('the victim to hold a claim in flight', async () => ((await victimClaims()).length > 0 ? true : undefined), 10_000, 5);
+        // SIGKILL the victim at a moment it holds a claim whose dispatch has not been recorded. It is
+        // frozen (SIGSTOP) while the ledger is read, so a busy machine cannot let it finish in between.
+        await waitFor('the victim to hold a claim in flight', async () => {
+          process.kill(victim.pid, 'SIGSTOP');
+          if ((await victimClaims()).length > 0) return true;
+          process.kill(victim.pid, 'SIGCONT');
+          return undefined;
+        }, 10_000, 5);
         await victim.kill('SIGKILL');
+        await new Promise((r) => setTimeout(r, 200)); // a write already on the wire when it froze lands (or not) now
         orphans = await victimClaims();
       }
     }

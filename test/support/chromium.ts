@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { tempDir } from './effectd-harness.js';
 
-/** Debian's chromium (scripts/ensure-chromium.sh installs it); playwright-core never downloads a browser here. */
+/** Debian's chromium (scripts/ensure-debian-package.sh installs it); playwright-core never downloads a browser here. */
 export const CHROMIUM = process.env.EFFECTD_CHROMIUM ?? '/usr/bin/chromium';
 
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A headless Chromium on a fresh profile; close() removes nothing but the browser. */
 export async function launchChromium(viewport = { width: 1440, height: 960 }): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ensure-chromium.sh (apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (npm test does it: scripts/ensure-debian-package.sh)`);
   return chromium.launchPersistentContext(tempDir('effectd-chromium-'), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport, deviceScaleFactor: 1 });
 }

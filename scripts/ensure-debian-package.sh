@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A program some tests run from a Debian package, installed when missing:
+#   ensure-debian-package.sh <package> <binary path> [apt-get install options…]
+# chromium: the console's browser test (driven by playwright-core through executablePath, which
+# never downloads a browser here); prometheus: the dashboard test evaluates every Grafana query
+# with it (its daemon is not started; the test runs its own on a temp dir).
+# Idempotent: does nothing when the binary is there ($EFFECTD_CHROMIUM / $EFFECTD_PROMETHEUS move it).
+set -euo pipefail
+PACKAGE=$1
+BINARY=$2
+shift 2
+# chromium's wrapper script chatters on stderr; prometheus prints its version there.
+version() { local v; v=$("$BINARY" --version 2>/dev/null | head -n1); [ -n "$v" ] || v=$(version); echo "$v"; }
+if [ -x "$BINARY" ]; then
+  echo "[$PACKAGE] $(version) at $BINARY"
+  exit 0
+fi
+[ "$(id -u)" = 0 ] || { echo "[$PACKAGE] $BINARY is missing; as root: apt-get install -y $PACKAGE" >&2; exit 1; }
+T0=$(date +%s)
+echo "[$PACKAGE] apt-get install -y $* $PACKAGE"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "$@" "$PACKAGE" >/dev/null
+[ -x "$BINARY" ] || { echo "[$PACKAGE] still no $BINARY after apt-get install" >&2; exit 1; }
+echo "[$PACKAGE] installed $(version) in $(( $(date +%s) - T0 )) s"
