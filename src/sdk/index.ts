@@ -3,3 +3,5 @@ export { EffectClient, encodeCommand, type AnswerStatus, type EffectAnswer, type
 export { AgentStatus, EffectCommandSchema, EffectOutcomeSchema, type EffectCommand, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 export { HttpEffectClient, type Decision, type EffectSubmission, type HistoryStep, type HttpEffectClientOptions } from './http-effect-client.js';
 export { WorkflowJournal } from './workflow-journal.js';
+export type { AgentOutcome } from '../core/agent-outcome.js';
+export type { EffectStatus } from '../core/effect-state.js';
