@@ -51,8 +51,9 @@ export function sagaPicture(saga, width) {
       const cy = top + BOX_H + 30;
       const ran = step.compensation.state !== 'not started';
       g.append(s('line', { x1: x + w / 2, y1: cy - 3, x2: x + w / 2, y2: top + BOX_H + 3, class: `saga-undo${ran ? ' ran' : ''}`, 'marker-end': 'url(#arrow)' }));
-      g.append(s('text', { x: x + w / 2 + 6, y: top + BOX_H + 19, class: 'saga-kind' }, ran ? 'undone by' : 'undo'));
-      box(g, x, cy, w, step.compensation, { dashed: !ran, title: 'compensation' });
+      const tries = step.compensation.tries > 1 ? ` · try ${step.compensation.tries}` : '';
+      g.append(s('text', { x: x + w / 2 + 6, y: top + BOX_H + 19, class: 'saga-kind' }, `${ran ? 'undone by' : 'undo'}${tries}`));
+      box(g, x, cy, w, step.compensation, { dashed: !ran, title: tries ? `compensation, try ${step.compensation.tries} (the earlier tries never reached the provider)` : 'compensation' });
     }
   });
   return svg;

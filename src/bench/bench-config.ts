@@ -28,6 +28,8 @@ export const BENCH_TIMINGS = {
   providerDelayMs: 300,
   /** cancel: the caller gives up this long after sending. */
   cancelAfterMs: 100,
+  /** A compensation never sent is tried this many times in all before a human is asked. */
+  compensationRetry: { attempts: 3, firstDelayMs: 100, maxDelayMs: 200 },
 } as const;
 
 export interface BenchTool {
@@ -101,7 +103,8 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
         ...(forBaselines ? { reference: { kind: 'none' } } : {}),
       };
     });
-  return { builtinTools: false, providers, tools };
+  // An outage aimed at a compensation lasts the whole cell: its retries play out in well under a second.
+  return { builtinTools: false, providers, tools, sagas: { compensationRetry: BENCH_TIMINGS.compensationRetry } };
 }
 
 /** The compiled contracts the baseline policies build their requests from (same shapes as effectd's). */

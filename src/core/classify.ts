@@ -12,6 +12,7 @@ export interface ClassificationRules {
 
 export interface Classification {
   outcome: OutcomeClass;
+  neverSent?: true;
   receipt?: string;
   httpStatus?: number;
   replayed: boolean;
@@ -26,7 +27,7 @@ const AMBIGUOUS_4XX = new Set([408, 409, 429]);
  * (the key is poisoned); timeout, reset, 5xx, 408, 409, 429 → unknown.
  */
 export function classifyDispatch(result: DispatchResult, rules: ClassificationRules): Classification {
-  if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', replayed: false, reason: `never sent: ${result.error}` };
+  if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', neverSent: true, replayed: false, reason: `never sent: ${result.error}` };
   if (result.kind === 'lost') return { outcome: 'unknown', replayed: false, reason: `no answer: ${result.error}` };
 
   const { status, headers, body } = result;

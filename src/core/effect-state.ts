@@ -42,6 +42,11 @@ export function currentAttempt(effect: EffectState): AttemptRecord | undefined {
   return effect.attempts[effect.attempts.length - 1];
 }
 
+/** Settled as not done by its own attempt's answer, which was that the request never left. */
+export function settledNeverSent(effect: EffectState): boolean {
+  return effect.recordedStatus === 'failed_before_effect' && effect.resolvedBy === undefined && currentAttempt(effect)?.finished?.neverSent === true;
+}
+
 /** The status at `now`: a claim whose lease has run out is `unknown`, never back to `declared`. */
 export function effectStatus(effect: EffectState, now: number): EffectStatus {
   if (effect.recordedStatus === 'dispatching') {

@@ -48,6 +48,8 @@ export const attemptFinished = z.object({
   outcome: outcomeClass,
   receipt: z.string().optional(),
   httpStatus: z.number().int().optional(),
+  /** The request provably never left (connection refused): nothing can have happened under this attempt. */
+  neverSent: z.literal(true).optional(),
   replayed: z.boolean(),
   reason: z.string(),
   latencyMs: z.number().nonnegative(),

@@ -33,7 +33,7 @@ export function loadConfig(options: LoadConfigOptions = {}): EffectdConfig {
     if (existing) providers[name] = { ...existing, baseUrl: url };
   }
   const tools = [...(user?.builtinTools === false ? [] : builtin.tools), ...(user?.tools ?? [])];
-  return { providers, tools, builtinTools: user?.builtinTools ?? true, contentIndex: user?.contentIndex ?? builtin.contentIndex };
+  return { providers, tools, builtinTools: user?.builtinTools ?? true, contentIndex: user?.contentIndex ?? builtin.contentIndex, sagas: user?.sagas ?? builtin.sagas };
 }
 
 function readJson(file: string): unknown {

@@ -98,5 +98,13 @@ export const effectdConfigSpec = z.object({
     /** Also hold a new step whose content matches an effect of ANOTHER workflow of the tenant declared within this window (0 = same workflow only). */
     tenantWindowMs: z.number().int().nonnegative().default(0),
   }).strict().default({ tenantWindowMs: 0 }),
+  sagas: z.object({
+    /** A compensation whose request never left (connection refused) is sent again this many times in all, backing off, before a human is asked. */
+    compensationRetry: z.object({
+      attempts: z.number().int().min(1).default(8),
+      firstDelayMs: z.number().int().nonnegative().default(1_000),
+      maxDelayMs: z.number().int().nonnegative().default(60_000),
+    }).strict().default({ attempts: 8, firstDelayMs: 1_000, maxDelayMs: 60_000 }),
+  }).strict().default({ compensationRetry: { attempts: 8, firstDelayMs: 1_000, maxDelayMs: 60_000 } }),
 }).strict();
 export type EffectdConfig = z.infer<typeof effectdConfigSpec>;

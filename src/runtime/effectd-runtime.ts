@@ -87,7 +87,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     metrics.setEffectGauges(effectGauges(effectStates.all(), now()));
   });
   const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
-  const sagaRunner = new SagaRunner(shell, sagas, metrics);
+  const sagaRunner = new SagaRunner(shell, sagas, metrics, config.sagas.compensationRetry);
   metrics.initSagas(sagas.names());
   const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
   let reconciling = false;

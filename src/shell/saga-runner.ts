@@ -4,7 +4,7 @@ import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js'
 import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { compensationStepKey, type SagaDefinition } from '../core/saga/saga-definition.js';
-import { decideSaga, type SagaDecision } from '../core/saga/saga-decision.js';
+import { decideSaga, DEFAULT_COMPENSATION_RETRY, latestSlot, type CompensationRetryPolicy, type SagaDecision } from '../core/saga/saga-decision.js';
 import { workflowStream } from '../core/streams.js';
 import type { EffectShell } from './effect-shell.js';
 import type { SagaRegistry } from './saga-registry.js';
@@ -17,7 +17,8 @@ export interface SagaStepView {
   effectId: string;
   state: string;
   receipt?: string;
-  compensation?: { name: string; tool: string; effectId: string; state: string; receipt?: string };
+  /** The latest try of the compensation (`tries` > 1 when one was never sent and was sent again). */
+  compensation?: { name: string; tool: string; effectId: string; state: string; receipt?: string; tries: number };
 }
 
 export interface SagaView {
@@ -36,7 +37,7 @@ const MAX_MOVES = 100;
  * its own key; progress is events in the same stream, so any instance can resume it.
  */
 export class SagaRunner {
-  constructor(private readonly shell: EffectShell, private readonly sagas: SagaRegistry, private readonly metrics: SagaMetrics = noopSagaMetrics) {}
+  constructor(private readonly shell: EffectShell, private readonly sagas: SagaRegistry, private readonly metrics: SagaMetrics = noopSagaMetrics, private readonly retry: CompensationRetryPolicy = DEFAULT_COMPENSATION_RETRY) {}
 
   /** Starts (idempotently on the workflowId) and advances a saga as far as it can go now. */
   async start(tenant: string, workflowId: string, name: string, rawInput: unknown, startedBy: string): Promise<SagaView> {
@@ -70,7 +71,7 @@ export class SagaRunner {
     for (let move = 0; move < MAX_MOVES; move++) {
       const workflow = await core.read(stream);
       const { saga, input } = this.definitionOf(workflow, workflowId);
-      const decision = decideSaga(saga, input, workflow, core.now(), (key) => this.effectId(tenant, workflowId, key));
+      const decision = decideSaga(saga, input, workflow, core.now(), (key, slot) => this.effectId(tenant, workflowId, key, slot), this.retry);
       switch (decision.kind) {
         case 'finished':
           return this.view(tenant, workflowId, saga, input, workflow);
@@ -79,7 +80,7 @@ export class SagaRunner {
         case 'run-step':
         case 'compensate':
           if (decision.kind === 'compensate') this.metrics.compensation(decision.tool);
-          await this.shell.execute({ tenant, workflowId, step: decision.stepKey, tool: decision.tool, args: decision.args, principal: `saga:${saga.name}` }).catch((error: unknown) => {
+          await this.shell.execute({ tenant, workflowId, step: decision.stepKey, ...(decision.kind === 'compensate' ? { slot: String(decision.slot) } : {}), tool: decision.tool, args: decision.args, principal: `saga:${saga.name}` }).catch((error: unknown) => {
             if (!isEffectdError(error, 'concurrency_conflict')) throw error;
           });
           continue;
@@ -105,7 +106,7 @@ export class SagaRunner {
     if (known.length === 0) {
       const workflow = await this.shell.core.read(workflowStream(tenant, workflowId));
       const { saga, input } = this.definitionOf(workflow, workflowId);
-      return this.view(tenant, workflowId, saga, input, workflow, decideSaga(saga, input, workflow, this.shell.core.now(), (key) => this.effectId(tenant, workflowId, key)));
+      return this.view(tenant, workflowId, saga, input, workflow, decideSaga(saga, input, workflow, this.shell.core.now(), (key, slot) => this.effectId(tenant, workflowId, key, slot), this.retry));
     }
     const [saga, , workflow, decision] = known;
     const now = this.shell.core.now();
@@ -115,13 +116,18 @@ export class SagaRunner {
       const effect = workflow.effects.get(effectId);
       return { effectId, state: effect ? effectStatus(effect, now) : 'not started', ...(effect?.receipt ? { receipt: effect.receipt } : {}) };
     };
+    const compensationState = (key: string) => {
+      const latest = latestSlot(workflow, key, now, (k, slot) => this.effectId(tenant, workflowId, k, slot), this.retry.attempts);
+      if (!latest) return { ...stepState(key), tries: 0 };
+      return { effectId: latest.effect.effectId, state: latest.status, ...(latest.effect.receipt ? { receipt: latest.effect.receipt } : {}), tries: latest.slot + 1 };
+    };
     const status: SagaView['status'] = progress.finished ? progress.finished.outcome : decision?.kind === 'wait' ? 'paused' : progress.compensating ? 'compensating' : 'running';
     return {
       saga: saga.name, workflowId, tenant, status,
       ...(decision?.kind === 'wait' ? { why: decision.why } : progress.finished ? { why: progress.finished.reason } : {}),
       steps: saga.steps.map((step) => ({
         name: step.name, tool: step.tool, reversibility: step.reversibility, ...stepState(step.name),
-        ...(step.compensation ? { compensation: { name: step.compensation.name, tool: step.compensation.tool, ...stepState(compensationStepKey(step.name)) } } : {}),
+        ...(step.compensation ? { compensation: { name: step.compensation.name, tool: step.compensation.tool, ...compensationState(compensationStepKey(step.name)) } } : {}),
       })),
     };
   }
@@ -133,7 +139,7 @@ export class SagaRunner {
     return { saga, input: workflow.saga.started.input };
   }
 
-  private effectId(tenant: string, workflowId: string, stepKey: string): string {
-    return deriveEffectId(this.shell.core.deps.secret, { tenant, workflowId, step: stepKey, slot: '0' });
+  private effectId(tenant: string, workflowId: string, stepKey: string, slot = 0): string {
+    return deriveEffectId(this.shell.core.deps.secret, { tenant, workflowId, step: stepKey, slot: String(slot) });
   }
 }

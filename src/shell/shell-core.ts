@@ -136,6 +136,7 @@ export class ShellCore {
       type: 'AttemptFinished', v: 1, at: this.now(), effectId: effect.effectId, attempt: started.attempt, outcome: classification.outcome,
       ...(classification.outcome === 'committed' ? { receipt: classification.receipt ?? `ref:${deriveReference(effect.effectId)}` } : {}),
       ...(classification.httpStatus !== undefined ? { httpStatus: classification.httpStatus } : {}),
+      ...(classification.neverSent ? { neverSent: true as const } : {}),
       replayed: classification.replayed, reason: classification.reason, latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     };
     // Record before anyone is told. Other effects of the workflow may have appended meanwhile:

@@ -63,6 +63,9 @@ describe('a bad configuration fails at start, naming the tool and the field', ()
   it('rejects a template that names no argument', async () => {
     await expect(start({ providers: { crm: { baseUrl: 'http://127.0.0.1:9' } }, tools: [{ ...tool, target: '{args.titel}' }] })).rejects.toThrow(/tool "crm.create-ticket", field "target" uses \{args.titel\}/);
   });
+  it('rejects a compensation retry policy that would never try', async () => {
+    await expect(start({ sagas: { compensationRetry: { attempts: 0 } } })).rejects.toThrow(/field "sagas.compensationRetry.attempts": Too small/);
+  });
   it('rejects invalid JSON', async () => {
     await expect(start('{ "tools": [')).rejects.toThrow(/not valid JSON/);
   });

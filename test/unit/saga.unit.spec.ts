@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { EffectEvent } from '../../src/core/events.js';
 import { foldWorkflow } from '../../src/core/fold.js';
 import { compensationStepKey, defineSaga, validateSaga, type SagaDefinition, type SagaStepDefinition } from '../../src/core/saga/saga-definition.js';
-import { decideSaga } from '../../src/core/saga/saga-decision.js';
+import { compensationRetryDelayMs, decideSaga, DEFAULT_COMPENSATION_RETRY } from '../../src/core/saga/saga-decision.js';
 import { tripBooking } from '../../sagas/trip-booking.saga.js';
 import { declared, finished, started } from '../support/events.js';
 
@@ -71,6 +71,30 @@ describe('saga decisions (pure)', () => {
     expect(decideSaga(def, {}, foldWorkflow(bUndoFailed), 20, id)).toMatchObject({ kind: 'compensate', stepKey: compensationStepKey('a') });
     const aUndone = [...bUndoFailed, ...committed(compensationStepKey('a'), 12)];
     expect(decideSaga(def, {}, foldWorkflow(aUndone), 20, id)).toMatchObject({ kind: 'finish', outcome: 'compensation_failed', reason: expect.stringMatching(/compensation .* of b failed.*a human must undo the rest/) });
+  });
+
+  it('a compensation never sent (connection refused) is sent again as a new slot after a backoff; a refusal is not', () => {
+    const slotId = (key: string, slot = 0) => (slot ? `eff_${key}#${slot}` : `eff_${key}`);
+    const undoA = compensationStepKey('a');
+    const neverSent = (slot: number, at: number): EffectEvent[] => [
+      declared(slotId(undoA, slot), at, { step: undoA, slot: String(slot) }), started(slotId(undoA, slot), 1, at),
+      { ...finished(slotId(undoA, slot), 1, at + 1, 'failed_before_effect'), neverSent: true, reason: 'never sent: ECONNREFUSED' } as EffectEvent,
+    ];
+    const compensating = [sagaStarted, ...committed('a', 2), ...failed('b', 5), { type: 'SagaCompensating' as const, v: 1 as const, at: 6, failedStep: 'b', reason: 'x' }];
+    const once = [...compensating, ...neverSent(0, 10)];
+    const retryAt = 11 + compensationRetryDelayMs(0);
+    expect(decideSaga(def, {}, foldWorkflow(once), retryAt - 1, slotId)).toMatchObject({ kind: 'wait', stepKey: undoA, retryAt, why: expect.stringMatching(/never sent \(never sent: ECONNREFUSED\); try 2 of 8/) });
+    expect(decideSaga(def, {}, foldWorkflow(once), retryAt, slotId)).toMatchObject({ kind: 'compensate', stepKey: undoA, slot: 1, args: { id: 'r-a' } });
+    const retried = [declared(slotId(undoA, 1), retryAt, { step: undoA, slot: '1' }), started(slotId(undoA, 1), 1, retryAt), finished(slotId(undoA, 1), 1, retryAt + 1, 'committed', 're-a')];
+    expect(decideSaga(def, {}, foldWorkflow([...once, ...retried]), retryAt + 5, slotId)).toMatchObject({ kind: 'finish', outcome: 'compensated' });
+
+    // Every try refused the connection: after the last one a human is asked, with the count.
+    const all = [...compensating, ...Array.from({ length: DEFAULT_COMPENSATION_RETRY.attempts }, (_, slot) => neverSent(slot, 100_000 * (slot + 1))).flat()];
+    expect(decideSaga(def, {}, foldWorkflow(all), 10_000_000, slotId)).toMatchObject({ kind: 'finish', outcome: 'compensation_failed', reason: expect.stringMatching(/failed \(8 tries\): never sent/) });
+
+    // A provider that answered "no" (HTTP 4xx) is not asked again.
+    const refused = [...compensating, ...failed(undoA, 10)];
+    expect(decideSaga(def, {}, foldWorkflow(refused), 1_000_000, slotId)).toMatchObject({ kind: 'finish', outcome: 'compensation_failed' });
   });
 
   it('a compensation left unknown pauses the compensating saga', () => {
