@@ -327,6 +327,11 @@ async function effectView(effectId) {
         formShownFor = effect.effectId;
         clear(actions, resolveForm(effect, async () => { await load(); await refreshLists(); }));
       }
+    } else if (effect.state === 'held') {
+      if (formShownFor !== 'held') {
+        formShownFor = 'held';
+        clear(actions, releaseForm(effect, async () => { await load(); await refreshLists(); }));
+      }
     } else if (formShownFor !== 'settled') {
       formShownFor = 'settled';
       const done = h('div', { class: 'settled', 'data-testid': 'settled' }, h('b', {}, STATE_LABEL[effect.state] ?? effect.state), effect.resolvedBy ? ` — resolved by ${effect.resolvedBy}` : '', effect.receipt ? h('span', {}, ' · receipt ', h('code', {}, effect.receipt)) : null);
@@ -342,28 +347,19 @@ async function effectView(effectId) {
   return { nodes, redraw: draw, refresh: async () => { if (!['committed', 'failed_before_effect'].includes(effect.state)) await load(); } };
 }
 
-function resolveForm(effect, after) {
-  const error = h('p', { class: 'error', role: 'alert', 'data-testid': 'resolve-error', hidden: true });
-  const ok = h('p', { class: 'ok', role: 'status', 'data-testid': 'resolve-ok', hidden: true });
-  const receipt = h('input', { type: 'text', name: 'receipt', placeholder: 'provider receipt you found, e.g. ch_3Pq…, msg id, resource id', 'data-testid': 'receipt', autocomplete: 'off' });
-  const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked and where — kept in the ledger with your name', 'data-testid': 'reason', required: true });
-  const committed = h('input', { type: 'radio', name: 'outcome', value: 'committed', checked: true, 'data-testid': 'outcome-committed' });
-  const notCommitted = h('input', { type: 'radio', name: 'outcome', value: 'not_committed', 'data-testid': 'outcome-not-committed' });
-  const receiptRow = h('label', { class: 'field' }, h('span', {}, 'Receipt'), receipt);
-  const sync = () => { receiptRow.hidden = !committed.checked; receipt.required = committed.checked; };
-  committed.addEventListener('change', sync);
-  notCommitted.addEventListener('change', sync);
-  sync();
-  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'resolve-submit' }, `Record resolution as ${me.name}`);
-  const form = h('form', { class: 'resolve', 'data-testid': 'resolve-form', onsubmit: async (ev) => {
+// One submit path for the operator forms: the button is busy while effectd answers; an error
+// (403 for an agent credential, 409 for a state that moved on) is shown, never swallowed.
+function operatorForm({ testid, title, hint, fields, submitLabel, send, done }, after) {
+  const error = h('p', { class: 'error', role: 'alert', 'data-testid': `${testid}-error`, hidden: true });
+  const ok = h('p', { class: 'ok', role: 'status', 'data-testid': `${testid}-ok`, hidden: true });
+  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': `${testid}-submit` }, submitLabel);
+  return h('form', { class: 'resolve', 'data-testid': `${testid}-form`, onsubmit: async (ev) => {
     ev.preventDefault();
     error.hidden = true;
     ok.hidden = true;
     submit.disabled = true;
-    const body = { outcome: committed.checked ? 'committed' : 'not_committed', reason: reason.value.trim(), ...(committed.checked && receipt.value.trim() ? { receipt: receipt.value.trim() } : {}) };
     try {
-      const resolved = await api(`/v1/effects/${enc(effect.effectId)}/resolve`, { method: 'POST', body });
-      ok.textContent = `Recorded: ${STATE_LABEL[resolved.state] ?? resolved.state}, resolved by ${resolved.resolvedBy}.`;
+      ok.textContent = done(await send());
       ok.hidden = false;
       await after();
     } catch (e) {
@@ -373,14 +369,50 @@ function resolveForm(effect, after) {
       submit.disabled = false;
     }
   } },
-  h('h2', {}, 'Resolve'),
-  h('p', { class: 'hint' }, 'Look the effect up at the provider (search for the reference ', h('code', {}, effect.effectId.slice(0, 16) + '…'), ' or the target). Record what you found; effectd tells the agent and never asks the model whether it happened.'),
-  me.role !== 'operator' ? h('p', { class: 'callout warn' }, `You are signed in as ${me.name}, an ${me.role} credential: effectd will refuse this (only operators resolve).`) : null,
-  h('div', { class: 'choice' },
-    h('label', { class: 'option' }, committed, h('span', {}, h('b', {}, 'It happened'), ' — committed, with the receipt')),
-    h('label', { class: 'option' }, notCommitted, h('span', {}, h('b', {}, 'It did not happen'), ' — not committed; the agent may try again as a new step'))),
-  receiptRow,
-  h('label', { class: 'field' }, h('span', {}, 'Reason'), reason),
+  h('h2', {}, title),
+  hint,
+  me.role !== 'operator' ? h('p', { class: 'callout warn' }, `You are signed in as ${me.name}, an ${me.role} credential: effectd will refuse this (only operators may).`) : null,
+  ...fields,
   h('div', { class: 'form-foot' }, submit, error, ok));
-  return form;
+}
+
+/** A held step (it repeats an effect that happened or may have) goes out only if an operator says it is a separate effect. */
+function releaseForm(effect, after) {
+  const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'why this is a separate effect and not a repeat — kept in the ledger with your name', 'data-testid': 'release-reason', required: true });
+  return operatorForm({
+    testid: 'release',
+    title: 'Release',
+    hint: h('p', { class: 'hint' }, effect.message ?? 'Held: it repeats another effect of this workflow.', ' Release it only if it is really another effect (a second charge the customer asked for, say): effectd then sends it with its own key.'),
+    fields: [h('label', { class: 'field' }, h('span', {}, 'Reason'), reason)],
+    submitLabel: `Release as ${me.name}`,
+    send: () => api(`/v1/effects/${enc(effect.effectId)}/release`, { method: 'POST', body: { reason: reason.value.trim() } }),
+    done: (released) => `Released: ${STATE_LABEL[released.state] ?? released.state}.`,
+  }, after);
+}
+
+function resolveForm(effect, after) {
+  const receipt = h('input', { type: 'text', name: 'receipt', placeholder: 'provider receipt you found, e.g. ch_3Pq…, msg id, resource id', 'data-testid': 'receipt', autocomplete: 'off' });
+  const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked and where — kept in the ledger with your name', 'data-testid': 'reason', required: true });
+  const committed = h('input', { type: 'radio', name: 'outcome', value: 'committed', checked: true, 'data-testid': 'outcome-committed' });
+  const notCommitted = h('input', { type: 'radio', name: 'outcome', value: 'not_committed', 'data-testid': 'outcome-not-committed' });
+  const receiptRow = h('label', { class: 'field' }, h('span', {}, 'Receipt'), receipt);
+  const sync = () => { receiptRow.hidden = !committed.checked; receipt.required = committed.checked; };
+  committed.addEventListener('change', sync);
+  notCommitted.addEventListener('change', sync);
+  sync();
+  return operatorForm({
+    testid: 'resolve',
+    title: 'Resolve',
+    hint: h('p', { class: 'hint' }, 'Look the effect up at the provider (search for the reference ', h('code', {}, effect.effectId.slice(0, 16) + '…'), ' or the target). Record what you found; effectd tells the agent and never asks the model whether it happened.'),
+    fields: [
+      h('div', { class: 'choice' },
+        h('label', { class: 'option' }, committed, h('span', {}, h('b', {}, 'It happened'), ' — committed, with the receipt')),
+        h('label', { class: 'option' }, notCommitted, h('span', {}, h('b', {}, 'It did not happen'), ' — not committed; the agent may try again as a new step'))),
+      receiptRow,
+      h('label', { class: 'field' }, h('span', {}, 'Reason'), reason),
+    ],
+    submitLabel: `Record resolution as ${me.name}`,
+    send: () => api(`/v1/effects/${enc(effect.effectId)}/resolve`, { method: 'POST', body: { outcome: committed.checked ? 'committed' : 'not_committed', reason: reason.value.trim(), ...(committed.checked && receipt.value.trim() ? { receipt: receipt.value.trim() } : {}) } }),
+    done: (resolved) => `Recorded: ${STATE_LABEL[resolved.state] ?? resolved.state}, resolved by ${resolved.resolvedBy}.`,
+  }, after);
 }

@@ -125,4 +125,22 @@ describe('the operator console in headless Chromium', () => {
     expect(await page.getByTestId('sign-in-error').textContent()).toMatch(/401/);
     expect(consoleErrors.filter((e) => !/status of 40[13]/.test(e))).toEqual([]);
   });
+
+  it('an operator releases a held repeat: effectd sends it, and the provider shows the second charge', async () => {
+    const chargesOf = async () => ((await getJson(`${scenario.paymentsUrl}/_oracle/state`)).body.charges as { metadata: Record<string, string> }[]).filter((c) => c.metadata.invoice_id === scenario.held.invoiceId).length;
+    expect(await chargesOf()).toBe(1);
+    await signIn(scenario.tokens.operator);
+    await page.goto(`${scenario.effectd.url}/#/effect/${scenario.held.effectId}`);
+    await page.locator(`[data-testid="effect-state"][data-effect-id="${scenario.held.effectId}"][data-state="held"]`).waitFor();
+    const form = page.getByTestId('release-form');
+    await form.waitFor();
+    expect(await form.textContent()).toMatch(/already done/);
+    await page.getByTestId('release-reason').fill('The customer asked for a second top-up (ticket 4471)');
+    await page.getByTestId('release-submit').click();
+    await page.locator(`[data-testid="effect-state"][data-effect-id="${scenario.held.effectId}"][data-state="committed"]`).waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}/console-released.png` });
+    expect(await page.getByTestId('evidence').textContent()).toMatch(/released by default-operator/);
+    expect(await chargesOf()).toBe(2);
+    expect(consoleErrors.filter((e) => !/status of 40[13]/.test(e))).toEqual([]);
+  });
 });

@@ -7,7 +7,11 @@ export interface ConsoleScenario {
   tokens: { agent: string; operator: string };
   /** The escalated weak.notify of the trip workflow (the operator resolves it) and of the refund desk (the agent tries). */
   escalated: { trip: string; refund: string };
-  workflows: { trip: string; refund: string; invoices: string; saga: string };
+  workflows: { trip: string; refund: string; invoices: string; saga: string; repeat: string };
+  /** A second charge of an invoice already charged in its workflow: held by the content index. */
+  held: { effectId: string; invoiceId: string };
+  /** The payment provider's base URL (its oracle is the ground truth). */
+  paymentsUrl: string;
   close(): Promise<void>;
 }
 
@@ -36,7 +40,7 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     return e.state === state ? e : undefined;
   }, 15_000);
 
-  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}` };
+  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}`, repeat: `top-up-${run}` };
   for (let i = 1; i <= 3; i++) {
     await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
   }
@@ -55,6 +59,11 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   const saga = await postJson(`${effectd.url}/v1/sagas`, { saga: 'trip-booking', workflowId: workflows.saga, input: { tripId: `P-${run}`, traveller: { name: 'Ana Lima', email: 'ana@example.com' }, flight: 'TP1946', date: '2027-06-12', hotel: 'Hotel Ribeira', nights: 2, amount: '412.00' } }, effectd.agent);
   if (saga.body?.status !== 'compensated') throw new Error(`saga: ${saga.status} ${JSON.stringify(saga.body)}`);
   await arm(payments, []);
+  // The agent charges the same top-up twice in one workflow without declaring a repeat: the second is held.
+  const topUp = { invoiceId: `TOPUP-${run}`, amount: '30.00 USD', description: 'Wallet top-up' };
+  await settledAs((await submit({ workflowId: workflows.repeat, step: 1, tool: 'payments.charge', args: topUp })).effectId, 'committed');
+  const held = await submit({ workflowId: workflows.repeat, step: 2, tool: 'payments.charge', args: topUp });
+  if (held.state !== 'held') throw new Error(`the repeated top-up should be held, it is ${held.state}`);
   await settledAs(trip.effectId, 'escalated');
   await settledAs(refund.effectId, 'escalated');
 
@@ -63,6 +72,8 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     effectd,
     tokens: { agent: token(effectd.agent), operator: token(effectd.operator) },
     escalated: { trip: trip.effectId, refund: refund.effectId },
+    held: { effectId: held.effectId, invoiceId: topUp.invoiceId },
+    paymentsUrl: payments.url,
     workflows,
     close: async () => {
       await effectd.close();
