@@ -28,8 +28,10 @@ export const BENCH_TIMINGS = {
   providerDelayMs: 300,
   /** cancel: the caller gives up this long after sending. */
   cancelAfterMs: 100,
-  /** A compensation never sent is tried this many times in all before a human is asked. */
-  compensationRetry: { attempts: 3, firstDelayMs: 100, maxDelayMs: 200 },
+  /** before-dispatch on an effectd saga: how long the tool's provider stays unreachable. */
+  sagaOutageMs: 400,
+  /** A compensation never sent is tried again 100, 200, 400, 400 ms later: the fourth try outlives the outage. */
+  compensationRetry: { attempts: 5, firstDelayMs: 100, maxDelayMs: 400 },
 } as const;
 
 export interface BenchTool {
@@ -103,7 +105,6 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
         ...(forBaselines ? { reference: { kind: 'none' } } : {}),
       };
     });
-  // An outage aimed at a compensation lasts the whole cell: its retries play out in well under a second.
   return { builtinTools: false, providers, tools, sagas: { compensationRetry: BENCH_TIMINGS.compensationRetry } };
 }
 

@@ -142,10 +142,12 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
       const back = () => proxy.up();
       if (!context.stepCalls) {
         // effectd runs the saga: the tool's provider is unreachable from the start (no other step
-        // uses this tool, and effectd never re-sends a step it proved was never sent). effectd's
-        // ledger shows the refused connection as the step's "never sent" failure.
+        // uses this tool) for an outage that ends, as outages do. A forward step refused is the
+        // saga's proven failure; a refused compensation is sent again after a backoff and meets
+        // the provider back. effectd's ledger shows each refused connection as "never sent".
         await proxy.down();
-        return armed({ injected: async () => (context.agent.neverSent?.(context.target.id) ? 1 : 0), finished: back });
+        const outage = setTimeout(() => void back(), BENCH_TIMINGS.sagaOutageMs);
+        return armed({ injected: async () => (context.agent.neverSent?.(context.target.id) ? 1 : 0), finished: async () => { clearTimeout(outage); await back(); } });
       }
       return armed({
         hooks: {

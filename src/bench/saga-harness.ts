@@ -17,7 +17,8 @@ export interface SagaView {
     effectId: string;
     state: string;
     receipt?: string;
-    compensation?: { name: string; tool: string; effectId: string; state: string; receipt?: string };
+    /** `tries` > 1: the earlier tries were never sent (the provider refused the connection), so effectd sent it again. */
+    compensation?: { name: string; tool: string; effectId: string; state: string; receipt?: string; tries?: number };
   }[];
 }
 
@@ -200,6 +201,7 @@ export class EffectdSagaHarness implements FaultAgent {
     if (unknownSince !== undefined) unknownMs += Date.now() - unknownSince;
     const reasons: Record<string, string> = {};
     for (const step of view?.steps ?? []) {
+      if ((step.compensation?.tries ?? 0) > 1) this.neverSentSteps.add(`compensate:${step.name}`);
       for (const [name, effect] of [[step.name, step], [`compensate:${step.name}`, step.compensation]] as const) {
         if (!effect || effect.state === 'committed' || effect.state === 'not started') continue;
         const reason = await this.ingress.reason(effect.effectId).catch(() => undefined);
