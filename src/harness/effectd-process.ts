@@ -16,7 +16,9 @@ export interface EffectdProcess {
  * promises for its flags: "listening on URL" (HTTP) and/or "consuming …" (Kafka).
  */
 export function spawnEffectdProcess(args: string[], env: Record<string, string> = {}): Promise<EffectdProcess> {
-  const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'effectd.js'), 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  // EFFECTD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") reaches only the effectd processes; NODE_OPTIONS refuses --cpu-prof.
+  const nodeArgs = (process.env.EFFECTD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(packageRoot(), 'bin', 'effectd.js'), 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const wantsHttp = !args.includes('--no-http');
   const wantsKafka = args.includes('--kafka');
   let stderr = '';
