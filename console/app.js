@@ -8,6 +8,9 @@ const REFRESH_MS = 4_000;
 const root = document.getElementById('app');
 const HUMAN = new Set(['escalated', 'terminal_failure']);
 const RESOLVABLE = new Set(['escalated', 'terminal_failure', 'unknown']);
+// The side lists show the newest this many; the pill and a line under the list give the real totals.
+const QUEUE_LIMIT = 200;
+const WORKFLOWS_LIMIT = 60;
 
 let me;
 let view;
@@ -98,9 +101,10 @@ async function tick() {
 
 async function refreshLists() {
   try {
-    const [attention, workflows] = await Promise.all([api('/v1/effects?state=attention&limit=200'), api('/v1/workflows?limit=60')]);
-    renderQueue(attention.effects);
-    renderWorkflows(workflows.workflows);
+    const [attention, workflows] = await Promise.all([api(`/v1/effects?state=attention&limit=${QUEUE_LIMIT}`), api(`/v1/workflows?limit=${WORKFLOWS_LIMIT}`)]);
+    const counts = workflows.effects ?? {};
+    renderQueue(attention.effects, Math.max(attention.effects.length, (counts.escalated ?? 0) + (counts.terminal_failure ?? 0)));
+    renderWorkflows(workflows.workflows, workflows.total ?? workflows.workflows.length);
     renderCounts(workflows.effects ?? {});
     ui.updated.textContent = `updated ${clock(new Date().toISOString()).slice(0, 8)}`;
   } catch (e) {
@@ -124,13 +128,13 @@ function renderCounts(effects) {
 
 // Cards are rebuilt only when the queue itself changes: a rebuild under the pointer could turn a
 // click on one card into a click on whichever card took its place.
-function renderQueue(effects) {
-  ui.queueCount.textContent = String(effects.length);
-  ui.queueCount.className = `pill${effects.length ? ' alert' : ''}`;
+function renderQueue(effects, total) {
+  ui.queueCount.textContent = String(total);
+  ui.queueCount.className = `pill${total ? ' alert' : ''}`;
   const now = Date.now();
   const selected = currentEffectId();
   const waited = (e) => (e.unknownSince ? duration(now - Date.parse(e.unknownSince)) : undefined);
-  const shape = effects.map((e) => `${e.effectId} ${e.state} ${e.reason ?? ''}`).join('\n');
+  const shape = `${total}\n${effects.map((e) => `${e.effectId} ${e.state} ${e.reason ?? ''}`).join('\n')}`;
   if (shape === queueShape) {
     for (const card of ui.queue.querySelectorAll('[data-testid="queue-item"]')) {
       const e = effects.find((x) => x.effectId === card.dataset.effectId);
@@ -151,9 +155,14 @@ function renderQueue(effects) {
       h('div', { class: 'meta' }, `${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`),
       e.reason ? h('div', { class: 'reason' }, e.reason) : null));
   }
+  if (total > effects.length) ui.queue.append(more(`the newest ${effects.length} of ${total}; all of them: `, 'effectd effects --state escalated'));
 }
 
-function renderWorkflows(rows) {
+function more(text, command) {
+  return h('p', { class: 'hint', 'data-testid': 'list-more' }, `Showing ${text}`, h('code', {}, command));
+}
+
+function renderWorkflows(rows, total) {
   const current = location.hash;
   clear(ui.workflows);
   if (!rows.length) ui.workflows.append(h('p', { class: 'empty' }, 'No workflows yet. Submit an effect (POST /v1/effects) and it shows up here.'));
@@ -165,6 +174,7 @@ function renderWorkflows(rows) {
       dots,
       h('span', { class: 'when muted' }, ago(w.lastEventAt))));
   }
+  if (total > rows.length) ui.workflows.append(more(`the ${rows.length} most recently active of ${total}; open one by id: `, '#/workflow/<tenant>/<workflowId>'));
 }
 
 function currentEffectId() {

@@ -3,7 +3,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson } from '../support/effectd-harness.js';
 import { launchChromium } from '../support/chromium.js';
-import { startConsoleScenario, type ConsoleScenario } from '../support/console-scenario.js';
+import { SCENARIO_WORKFLOWS, startConsoleScenario, type ConsoleScenario } from '../support/console-scenario.js';
 
 const ARTIFACTS = 'test-artifacts';
 
@@ -52,6 +52,9 @@ describe('the operator console in headless Chromium', () => {
     expect(await page.getByTestId('whoami').textContent()).toContain('default-operator');
     await page.locator('[data-testid="queue-item"]').nth(1).waitFor();
     expect(await page.locator('[data-testid="queue-item"]').count()).toBe(2);
+    // The side list shows the 60 most recently active workflows and says how many there are.
+    expect(await page.locator('[data-testid="workflow-row"]').count()).toBe(60);
+    expect(await page.locator('[data-testid="workflows"] [data-testid="list-more"]').textContent()).toContain(`the 60 most recently active of ${SCENARIO_WORKFLOWS}`);
 
     await openQueued(scenario.escalated.trip);
     await expect.poll(() => landingAnswered, { timeout: 10_000 }).toBe(true);

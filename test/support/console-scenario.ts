@@ -15,6 +15,10 @@ export interface ConsoleScenario {
   close(): Promise<void>;
 }
 
+/** Enough single-email workflows that the console's list of recent workflows (60) is truncated. */
+export const ONBOARDED = 56;
+export const SCENARIO_WORKFLOWS = ONBOARDED + 5;
+
 const arm = (sim: RunningSimulator, rules: unknown[]) => postJson(`${sim.url}/_admin/faults`, { rules });
 
 /**
@@ -41,7 +45,7 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   }, 15_000);
 
   const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}`, repeat: `top-up-${run}` };
-  for (let i = 1; i <= 3; i++) {
+  for (let i = 1; i <= ONBOARDED; i++) {
     await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
   }
   await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
