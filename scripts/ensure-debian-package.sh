@@ -15,11 +15,12 @@ if [ -x "$BINARY" ]; then
   echo "[$PACKAGE] $(version) at $BINARY"
   exit 0
 fi
-[ "$(id -u)" = 0 ] || { echo "[$PACKAGE] $BINARY is missing; as root: apt-get install -y $PACKAGE" >&2; exit 1; }
+log() { echo "[$PACKAGE] $*"; }
+die() { echo "[$PACKAGE] ERROR: $*" >&2; exit 1; }
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+[ "$(id -u)" = 0 ] || die "$BINARY is missing; as root: apt-get install -y $PACKAGE"
 T0=$(date +%s)
-echo "[$PACKAGE] apt-get install -y $* $PACKAGE"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq "$@" "$PACKAGE" >/dev/null
-[ -x "$BINARY" ] || { echo "[$PACKAGE] still no $BINARY after apt-get install" >&2; exit 1; }
+apt_install "$@" "$PACKAGE"
+[ -x "$BINARY" ] || die "still no $BINARY after apt-get install"
 echo "[$PACKAGE] installed $(version) in $(( $(date +%s) - T0 )) s"

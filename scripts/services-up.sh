@@ -29,17 +29,8 @@ PG_DATABASES=(effectd effectd_test)
 log() { echo "[services] $*"; }
 die() { echo "[services] ERROR: $*" >&2; exit 1; }
 
-APT_UPDATED=0
-apt_install() {
-  [ "$(id -u)" = 0 ] || die "need root to apt-get install $*"
-  if [ "$APT_UPDATED" = 0 ]; then
-    log "apt-get update"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    APT_UPDATED=1
-  fi
-  log "apt-get install -y $*"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=lib/apt.sh
+source "$SCRIPT_DIR/lib/apt.sh"
 
 # ---------------------------------------------------------------- PostgreSQL
 PG_VERSION=""

@@ -44,17 +44,8 @@ KAFKA_VERSION=${EFFECTD_KAFKA_VERSION:-$(pom_kafka_version)}
 log() { echo "[kafka] $*"; }
 die() { echo "[kafka] ERROR: $*" >&2; exit 1; }
 
-APT_UPDATED=0
-apt_install() {
-  command -v apt-get >/dev/null 2>&1 || die "need to install $* but apt-get is missing"
-  if [ "$APT_UPDATED" = 0 ]; then
-    log "apt-get update"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    APT_UPDATED=1
-  fi
-  log "apt-get install -y $*"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=../lib/apt.sh
+source "$KAFKA_SCRIPT_DIR/../lib/apt.sh"
 
 java_major() {
   java -version 2>&1 | sed -n 's/.*version "\([0-9]*\)[."].*/\1/p' | head -n1

@@ -1,35 +1,17 @@
 import { SAGA_CHECKS, type CellResult } from './cell-runner.js';
 import { BENCH_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './names.js';
 
-export interface Totals {
-  cells: number;
-  declared: number;
-  duplicates: number;
-  missing: number;
-  falseDedup: number;
-  unresolved: number;
-  escalations: number;
-  timeInUnknownMs: number;
-  wrongReceipt: number;
-  toolCalls: number;
-  p50: number;
-  p99: number;
-}
+/** The per-cell counts that add up across cells. */
+const SUMMED = ['declared', 'duplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'wrongReceipt', 'toolCalls'] as const;
+
+export type Totals = Pick<CellResult, (typeof SUMMED)[number]> & { cells: number; p50: number; p99: number };
 
 export function totals(cells: readonly CellResult[]): Totals {
-  const sum = (pick: (c: CellResult) => number) => cells.reduce((s, c) => s + pick(c), 0);
   const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!);
+  const summed = Object.fromEntries(SUMMED.map((k) => [k, cells.reduce((s, c) => s + c[k], 0)])) as Pick<CellResult, (typeof SUMMED)[number]>;
   return {
     cells: cells.length,
-    declared: sum((c) => c.declared),
-    duplicates: sum((c) => c.duplicates),
-    missing: sum((c) => c.missing),
-    falseDedup: sum((c) => c.falseDedup),
-    unresolved: sum((c) => c.unresolved),
-    escalations: sum((c) => c.escalations),
-    timeInUnknownMs: sum((c) => c.timeInUnknownMs),
-    wrongReceipt: sum((c) => c.wrongReceipt),
-    toolCalls: sum((c) => c.toolCalls),
+    ...summed,
     p50: median(cells.map((c) => c.latencyMs.p50)),
     p99: cells.reduce((m, c) => Math.max(m, c.latencyMs.p99), 0),
   };

@@ -1,3 +1,4 @@
+import { doublingDelayMs } from './backoff.js';
 import { currentAttempt, effectStatus, type EffectState } from './effect-state.js';
 
 /** What a tool's contract offers for finding out whether an effect happened. */
@@ -44,7 +45,7 @@ export function decideReconcile(effect: EffectState, now: number, policy: Reconc
     const last = checksSinceDispatch[checksSinceDispatch.length - 1];
     if (!last) return { kind: 'lookup' };
     if (now < settledBy) {
-      const backoff = Math.min(MAX_RECHECK_MS, FIRST_RECHECK_MS * 2 ** (checksSinceDispatch.length - 1));
+      const backoff = doublingDelayMs(checksSinceDispatch.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS);
       const next = Math.min(last.at + backoff, settledBy);
       return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: 'not found yet; the provider may still commit or index it' };
     }

@@ -1,3 +1,4 @@
+import { DEFAULT_COMPENSATION_RETRY } from '../core/saga/saga-decision.js';
 import { z } from 'zod';
 import { argFieldSpec } from '../core/arg-fields.js';
 import { outcomeClass } from '../core/events.js';
@@ -101,10 +102,10 @@ export const effectdConfigSpec = z.object({
   sagas: z.object({
     /** A compensation whose request never left (connection refused) is sent again this many times in all, backing off, before a human is asked. */
     compensationRetry: z.object({
-      attempts: z.number().int().min(1).default(8),
-      firstDelayMs: z.number().int().nonnegative().default(1_000),
-      maxDelayMs: z.number().int().nonnegative().default(60_000),
-    }).strict().default({ attempts: 8, firstDelayMs: 1_000, maxDelayMs: 60_000 }),
-  }).strict().default({ compensationRetry: { attempts: 8, firstDelayMs: 1_000, maxDelayMs: 60_000 } }),
+      attempts: z.number().int().min(1).default(DEFAULT_COMPENSATION_RETRY.attempts),
+      firstDelayMs: z.number().int().nonnegative().default(DEFAULT_COMPENSATION_RETRY.firstDelayMs),
+      maxDelayMs: z.number().int().nonnegative().default(DEFAULT_COMPENSATION_RETRY.maxDelayMs),
+    }).strict().default({ ...DEFAULT_COMPENSATION_RETRY }),
+  }).strict().default({ compensationRetry: { ...DEFAULT_COMPENSATION_RETRY } }),
 }).strict();
 export type EffectdConfig = z.infer<typeof effectdConfigSpec>;

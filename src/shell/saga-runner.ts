@@ -111,15 +111,12 @@ export class SagaRunner {
     const [saga, , workflow, decision] = known;
     const now = this.shell.core.now();
     const progress = workflow.saga!;
-    const stepState = (key: string) => {
-      const effectId = this.effectId(tenant, workflowId, key);
-      const effect = workflow.effects.get(effectId);
-      return { effectId, state: effect ? effectStatus(effect, now) : 'not started', ...(effect?.receipt ? { receipt: effect.receipt } : {}) };
-    };
+    const stateOf = (effectId: string, effect = workflow.effects.get(effectId)) =>
+      ({ effectId, state: effect ? effectStatus(effect, now) : 'not started', ...(effect?.receipt ? { receipt: effect.receipt } : {}) });
+    const stepState = (key: string) => stateOf(this.effectId(tenant, workflowId, key));
     const compensationState = (key: string) => {
       const latest = latestSlot(workflow, key, now, (k, slot) => this.effectId(tenant, workflowId, k, slot), this.retry.attempts);
-      if (!latest) return { ...stepState(key), tries: 0 };
-      return { effectId: latest.effect.effectId, state: latest.status, ...(latest.effect.receipt ? { receipt: latest.effect.receipt } : {}), tries: latest.slot + 1 };
+      return latest ? { ...stateOf(latest.effect.effectId, latest.effect), tries: latest.slot + 1 } : { ...stepState(key), tries: 0 };
     };
     const status: SagaView['status'] = progress.finished ? progress.finished.outcome : decision?.kind === 'wait' ? 'paused' : progress.compensating ? 'compensating' : 'running';
     return {

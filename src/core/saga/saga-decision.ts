@@ -1,3 +1,4 @@
+import { doublingDelayMs } from '../backoff.js';
 import { effectStatus, settledNeverSent, type EffectState, type EffectStatus } from '../effect-state.js';
 import type { WorkflowState } from '../fold.js';
 import { compensationStepKey, type Receipts, type SagaDefinition } from './saga-definition.js';
@@ -29,7 +30,7 @@ export const DEFAULT_COMPENSATION_RETRY: CompensationRetryPolicy = { attempts: 8
 
 /** How long after try `slot` (0-based) was refused the next one is sent. */
 export function compensationRetryDelayMs(slot: number, policy: CompensationRetryPolicy = DEFAULT_COMPENSATION_RETRY): number {
-  return Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** slot);
+  return doublingDelayMs(slot, policy.firstDelayMs, policy.maxDelayMs);
 }
 
 /** The latest slot of a step key that has an effect (slots are tried 0, 1, 2… in order, at most `attempts`). */

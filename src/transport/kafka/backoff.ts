@@ -1,6 +1,8 @@
+import { doublingDelayMs } from '../../core/backoff.js';
+
 /** Capped exponential backoff with jitter: 50 ms, 100 ms, … up to `capMs`. */
 export function backoffMs(attempt: number, baseMs = 50, capMs = 5_000): number {
-  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 20));
+  const ceiling = doublingDelayMs(attempt, baseMs, capMs);
   return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
