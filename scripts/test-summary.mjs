@@ -1,5 +1,7 @@
 // Reads vitest's JSON report and prints the closing line CI reads: `tests: N passed, N failed, N skipped`.
 // Skipped suites are listed with their reason (their names say "skipped: why"); they never count as passed.
+// Skipped ledger contract cases (an adapter without an optional capability, or without its server) are
+// listed one by one: their titles say why.
 import { readFileSync } from 'node:fs';
 
 const file = process.argv[2];
@@ -13,6 +15,7 @@ try {
 }
 let passed = 0, failed = 0, skipped = 0;
 const skippedNames = new Set();
+const skippedContractCases = [];
 for (const suite of report.testResults ?? []) {
   for (const test of suite.assertionResults ?? []) {
     if (test.status === 'passed') passed++;
@@ -20,11 +23,14 @@ for (const suite of report.testResults ?? []) {
     else {
       skipped++;
       skippedNames.add(test.ancestorTitles.join(' › ') || test.title);
+      if (test.ancestorTitles[0]?.startsWith('ledger contract')) skippedContractCases.push([...test.ancestorTitles, test.title].join(' › '));
     }
   }
   // A file that failed to load has no assertions but is a failure.
   if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed++;
 }
 for (const name of skippedNames) console.log(`[test] skipped: ${name}`);
+console.log(`[test] contract: ${skippedContractCases.length} cases skipped`);
+for (const name of skippedContractCases) console.log(`[test]   ${name}`);
 console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,8 +1,8 @@
 import type { LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 interface QueuedRead {
-  stream: string;
+  read: StreamRead;
   resolve(events: RecordedEvent[]): void;
   reject(error: unknown): void;
 }
@@ -23,42 +23,73 @@ const MAX_BATCH = 500;
  */
 export class GroupCommitLedger implements Ledger {
   readonly kind: string;
+  /** Present only when the inner ledger has it (`declare`: no own property otherwise). */
+  declare readonly locateEffect?: (effectId: string) => Promise<string | undefined>;
   private queue: Queued[] = [];
   private committing = false;
   private reads: QueuedRead[] = [];
   private reading = false;
+  /** Every operation not yet answered (queued or in flight); close() waits for them. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly inner: Ledger) {
     this.kind = inner.kind;
+    const { locateEffect } = inner;
+    if (locateEffect) this.locateEffect = (effectId) => this.admit('locateEffect', () => locateEffect.call(inner, effectId));
   }
 
   append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
-    if (!this.inner.appendMany) return this.inner.append(stream, events, expectedRevision);
-    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request: { stream, events, expectedRevision }, resolve, reject });
-      if (!this.committing) void this.commitQueued();
+    return this.admit('append', () => {
+      if (!this.inner.appendMany) return this.inner.append(stream, events, expectedRevision);
+      if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+      return new Promise<AppendResult>((resolve, reject) => {
+        this.queue.push({ request: { stream, events, expectedRevision }, resolve, reject });
+        if (!this.committing) void this.commitQueued();
+      });
     });
   }
 
   appendMany(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    return Promise.all(requests.map((r) => this.append(r.stream, r.events, r.expectedRevision).catch((error: unknown) => {
-      if (error instanceof ConcurrencyError) return error;
-      throw error;
-    })));
+    if (!this.inner.appendMany) return this.admit('appendMany', () => appendInOrder(this.inner, requests));
+    return Promise.all(requests.map((r) => conflictAsValue(this.append(r.stream, r.events, r.expectedRevision))));
   }
 
   /** Reads coalesce the same way: the reads that arrive during one query go together in the next (each sees every append that completed before it was called). */
-  readStream(stream: string): Promise<RecordedEvent[]> {
-    if (!this.inner.readStreams) return this.inner.readStream(stream);
-    return new Promise<RecordedEvent[]>((resolve, reject) => {
-      this.reads.push({ stream, resolve, reject });
-      if (!this.reading) void this.readQueued();
+  readStream(stream: string, afterRevision?: number): Promise<RecordedEvent[]> {
+    return this.admit('readStream', () => {
+      if (!this.inner.readStreams) return this.inner.readStream(stream, afterRevision);
+      return new Promise<RecordedEvent[]>((resolve, reject) => {
+        this.reads.push({ read: { stream, afterRevision }, resolve, reject });
+        if (!this.reading) void this.readQueued();
+      });
     });
   }
 
-  readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
-    return Promise.all(streams.map((s) => this.readStream(s)));
+  readStreams(reads: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    return Promise.all(reads.map((r) => this.readStream(r.stream, r.afterRevision)));
+  }
+
+  readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
+    return this.admit('readAll', () => this.inner.readAll(fromPosition, limit));
+  }
+
+  /** Refuses new operations, waits until every queued and in-flight one is answered, then closes the inner ledger. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all(this.pending);
+      await this.inner.close();
+    })();
+    return this.closing;
+  }
+
+  private admit<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new Error(`${operation} refused: the ledger is closing (GroupCommitLedger.close() was called)`));
+    const answer = run();
+    const settled = answer.then(() => {}, () => {});
+    this.pending.add(settled);
+    void settled.then(() => this.pending.delete(settled));
+    return answer;
   }
 
   private async readQueued(): Promise<void> {
@@ -67,23 +98,15 @@ export class GroupCommitLedger implements Ledger {
       while (this.reads.length > 0) {
         const batch = this.reads.splice(0, MAX_BATCH);
         try {
-          const results = await this.inner.readStreams!(batch.map((r) => r.stream));
-          batch.forEach((read, i) => read.resolve(results[i]!));
+          const results = await this.inner.readStreams!(batch.map((r) => r.read));
+          batch.forEach((queued, i) => queued.resolve(results[i]!));
         } catch (error) {
-          for (const read of batch) read.reject(error);
+          for (const queued of batch) queued.reject(error);
         }
       }
     } finally {
       this.reading = false;
     }
-  }
-
-  readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
-    return this.inner.readAll(fromPosition, limit);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   private async commitQueued(): Promise<void> {
@@ -106,4 +129,19 @@ export class GroupCommitLedger implements Ledger {
       this.committing = false;
     }
   }
+}
+
+/** appendMany's answer for one request: its result, or its ConcurrencyError as a value. */
+function conflictAsValue(answer: Promise<AppendResult>): Promise<AppendResult | ConcurrencyError> {
+  return answer.catch((error: unknown) => {
+    if (error instanceof ConcurrencyError) return error;
+    throw error;
+  });
+}
+
+/** One at a time: concurrent appends to one stream could reach the ledger out of order. */
+async function appendInOrder(ledger: Ledger, requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+  const results: (AppendResult | ConcurrencyError)[] = [];
+  for (const { stream, events, expectedRevision } of requests) results.push(await conflictAsValue(ledger.append(stream, events, expectedRevision)));
+  return results;
 }

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { BACKWARDS, END, FORWARDS, KurrentDBClient, START, streamNameFilter, type ReadPosition } from '@kurrent/kurrentdb-client';
 import type { LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, NO_STREAM, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
 import {
   LedgerDataError,
   assertAppendFits,
@@ -103,11 +103,12 @@ export class KurrentDBLedger implements Ledger {
     return { revision, position: await this.positionOfRevision(target, revision) };
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
+  /** Port revisions are the server's stream revisions, so reading on is a read from `afterRevision + 1`. */
+  async readStream(stream: string, afterRevision = NO_STREAM): Promise<RecordedEvent[]> {
     const target = toKurrentStream(this.namespace, stream);
     const out: RecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(target, { fromRevision: START, direction: FORWARDS, resolveLinkTos: false })) {
+      for await (const resolved of this.client.readStream(target, { fromRevision: BigInt(afterRevision + 1), direction: FORWARDS, resolveLinkTos: false })) {
         const record = resolved.event as StoredRecord | undefined;
         if (!record || isSystemEvent(record)) continue;
         out.push(decodeStoredRecord(this.namespace, record));

@@ -29,7 +29,11 @@ export const NO_STREAM = -1;
 export interface Ledger {
   readonly kind: string;
   append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult>;
-  readStream(stream: string): Promise<RecordedEvent[]>;
+  /**
+   * The stream's events with revision > `afterRevision`, in order. The default (NO_STREAM) is the
+   * whole stream; a reader that has folded up to revision r reads on with `afterRevision = r`.
+   */
+  readStream(stream: string, afterRevision?: number): Promise<RecordedEvent[]>;
   /** Events after `fromPosition` (exclusive) in global order, at most `limit` of them. */
   readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]>;
   /**
@@ -39,9 +43,20 @@ export interface Ledger {
    * Optional: adapters without it get one `append` per request (see GroupCommitLedger).
    */
   appendMany?(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]>;
-  /** Many streams in one round trip, each as `readStream` would return it. Optional, like appendMany. */
-  readStreams?(streams: readonly string[]): Promise<RecordedEvent[][]>;
+  /** Many reads in one round trip, each answered as `readStream` would. Optional, like appendMany. */
+  readStreams?(reads: readonly StreamRead[]): Promise<RecordedEvent[][]>;
+  /**
+   * The stream holding the `EffectDeclared` of `effectId`, or undefined, by an index (no scan).
+   * Optional: callers test for its presence.
+   */
+  locateEffect?(effectId: string): Promise<string | undefined>;
   close(): Promise<void>;
+}
+
+export interface StreamRead {
+  stream: string;
+  /** As `readStream`'s: only events after this revision (default NO_STREAM, the whole stream). */
+  afterRevision?: number;
 }
 
 export interface AppendRequest {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
   connectionString: string;
@@ -42,6 +42,7 @@ export class PostgresLedger implements Ledger {
         recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         UNIQUE (stream, revision)
       )`);
+    await pool.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
     return new PostgresLedger(pool, table);
   }
 
@@ -156,21 +157,30 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  async readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
-    if (streams.length === 0) return [];
-    const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = ANY($1::text[]) ORDER BY stream, revision`, [[...new Set(streams)]]);
-    const byStream = new Map<string, RecordedEvent[]>();
-    for (const row of result.rows) {
-      const list = byStream.get(row.stream) ?? [];
-      list.push(toRecorded(row));
-      byStream.set(row.stream, list);
-    }
-    return streams.map((s) => byStream.get(s) ?? []);
+  /** One query: a (stream, revision) index range scan per read (LATERAL), rows tagged with their read's ordinal. */
+  async readStreams(reads: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    if (reads.length === 0) return [];
+    const result = await this.pool.query<Row & { n: string }>(
+      `SELECT r.n, e.stream, e.revision, e.position, e.type, e.data
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream, after, n)
+       CROSS JOIN LATERAL (SELECT * FROM ${this.table} x WHERE x.stream = r.stream AND x.revision > r.after) e
+       ORDER BY r.n, e.revision`,
+      [reads.map((r) => r.stream), reads.map((r) => r.afterRevision ?? NO_STREAM)],
+    );
+    const answers: RecordedEvent[][] = reads.map(() => []);
+    for (const row of result.rows) answers[Number(row.n) - 1]!.push(toRecorded(row));
+    return answers;
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = $1 ORDER BY revision`, [stream]);
+  async readStream(stream: string, afterRevision = NO_STREAM): Promise<RecordedEvent[]> {
+    const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = $1 AND revision > $2 ORDER BY revision`, [stream, afterRevision]);
     return result.rows.map(toRecorded);
+  }
+
+  async locateEffect(effectId: string): Promise<string | undefined> {
+    // Spelled exactly as the partial index events_effect_declared is, so the planner uses it.
+    const result = await this.pool.query<{ stream: string }>(`SELECT stream FROM ${this.table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $1 LIMIT 1`, [effectId]);
+    return result.rows[0]?.stream;
   }
 
   /**

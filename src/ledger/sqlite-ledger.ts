@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent } from './ledger.port.js';
+import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
@@ -16,6 +16,7 @@ export class SqliteLedger implements Ledger {
   private readonly insert: Database.Statement;
   private readonly head: Database.Statement;
   private readonly byStream: Database.Statement;
+  private readonly declaring: Database.Statement;
   private readonly fromPosition: Database.Statement;
   private readonly appendTx: (stream: string, events: readonly LedgerEvent[], expected: number) => AppendResult;
   private readonly appendManyTx: (requests: readonly AppendRequest[]) => (AppendResult | ConcurrencyError)[];
@@ -34,10 +35,13 @@ export class SqliteLedger implements Ledger {
         data     TEXT    NOT NULL,
         recorded_at INTEGER NOT NULL,
         UNIQUE (stream, revision)
-      )`);
+      );
+      CREATE INDEX IF NOT EXISTS events_effect_declared ON events (json_extract(data, '$.effectId')) WHERE type = 'EffectDeclared'`);
     this.insert = this.db.prepare('INSERT INTO events (stream, revision, type, data, recorded_at) VALUES (?, ?, ?, ?, ?)');
     this.head = this.db.prepare('SELECT MAX(revision) AS revision FROM events WHERE stream = ?');
-    this.byStream = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE stream = ? ORDER BY revision');
+    this.byStream = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE stream = ? AND revision > ? ORDER BY revision');
+    // Spelled exactly as the partial index is, so the planner uses it.
+    this.declaring = this.db.prepare("SELECT stream FROM events WHERE type = 'EffectDeclared' AND json_extract(data, '$.effectId') = ? LIMIT 1");
     this.fromPosition = this.db.prepare('SELECT stream, revision, position, type, data FROM events WHERE position > ? ORDER BY position LIMIT ?');
     const insertAt = (stream: string, events: readonly LedgerEvent[], expected: number): AppendResult => {
       const current = (this.head.get(stream) as { revision: number | null }).revision ?? NO_STREAM;
@@ -83,12 +87,16 @@ export class SqliteLedger implements Ledger {
     }
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
-    return (this.byStream.all(stream) as Row[]).map(toRecorded);
+  async readStream(stream: string, afterRevision = NO_STREAM): Promise<RecordedEvent[]> {
+    return (this.byStream.all(stream, afterRevision) as Row[]).map(toRecorded);
   }
 
-  async readStreams(streams: readonly string[]): Promise<RecordedEvent[][]> {
-    return streams.map((stream) => (this.byStream.all(stream) as Row[]).map(toRecorded));
+  async readStreams(reads: readonly StreamRead[]): Promise<RecordedEvent[][]> {
+    return reads.map(({ stream, afterRevision = NO_STREAM }) => (this.byStream.all(stream, afterRevision) as Row[]).map(toRecorded));
+  }
+
+  async locateEffect(effectId: string): Promise<string | undefined> {
+    return (this.declaring.get(effectId) as { stream: string } | undefined)?.stream;
   }
 
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {

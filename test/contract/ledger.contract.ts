@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { isEffectdError } from '../../src/core/errors.js';
+import { GroupCommitLedger } from '../../src/ledger/group-commit-ledger.js';
 import { ConcurrencyError, NO_STREAM, type Ledger } from '../../src/ledger/ledger.port.js';
 import { declared, finished, started } from '../support/events.js';
 
+/** The port's optional capabilities; each adapter's harness declares which it offers. */
+const OPTIONAL_CAPABILITIES = ['appendMany', 'readStreams', 'locateEffect'] as const satisfies readonly (keyof Ledger)[];
+type OptionalCapability = (typeof OPTIONAL_CAPABILITIES)[number];
+
 export interface LedgerHarness {
+  /** `true` where the adapter offers the capability, else why it does not (its cases are then reported as skipped). */
+  capabilities: Record<OptionalCapability, true | { absent: string }>;
   /** A fresh, empty ledger. */
   open(): Promise<Ledger>;
   /** A second handle on the SAME storage (another connection / process view). */
@@ -11,18 +18,55 @@ export interface LedgerHarness {
   dispose(ledger: Ledger): Promise<void>;
 }
 
+/** What KurrentDBLedger offers, for its suite on a server and on the fake client alike. */
+export const KURRENTDB_CAPABILITIES: LedgerHarness['capabilities'] = {
+  appendMany: { absent: 'the server appends to one stream per call; no transaction spans streams' },
+  readStreams: { absent: 'the server reads one stream per call' },
+  locateEffect: { absent: 'the server has no index by effect id; finding one would scan $all' },
+};
+
 let counter = 0;
 const streamName = () => `workflow-contract-${process.pid}-${Date.now()}-${++counter}`;
 
-/** The one ledger contract suite. Every adapter runs exactly this code. */
+function offers<C extends OptionalCapability>(ledger: Ledger, capability: C): ledger is Ledger & Required<Pick<Ledger, C>> {
+  return typeof ledger[capability] === 'function';
+}
+
+/**
+ * The one ledger contract suite. Every adapter runs exactly this code, twice: on its own and behind
+ * GroupCommitLedger, as the service runs every ledger.
+ */
 export function ledgerContract(name: string, harness: () => LedgerHarness | { skip: string }) {
   const h = harness();
   if ('skip' in h) {
-    describe.skip(`ledger contract: ${name} — skipped: ${h.skip}`, () => {
-      it('contract suite', () => {});
-    });
+    for (const suite of [name, `${name} behind group commit`]) {
+      describe.skip(`ledger contract: ${suite} — skipped: ${h.skip}`, () => {
+        it('contract suite', () => {});
+      });
+    }
     return;
   }
+  contractSuite(name, h);
+  contractSuite(`${name} behind group commit`, behindGroupCommit(h));
+}
+
+/** The harness's ledgers, each wrapped in GroupCommitLedger; it offers appendMany and readStreams itself. */
+function behindGroupCommit(h: LedgerHarness): LedgerHarness {
+  const inners = new WeakMap<Ledger, Ledger>();
+  const wrap = (inner: Ledger) => {
+    const ledger = new GroupCommitLedger(inner);
+    inners.set(ledger, inner);
+    return ledger;
+  };
+  return {
+    capabilities: { ...h.capabilities, appendMany: true, readStreams: true },
+    open: async () => wrap(await h.open()),
+    openSecond: async (first) => wrap(await h.openSecond(inners.get(first)!)),
+    dispose: (ledger) => h.dispose(inners.get(ledger)!),
+  };
+}
+
+function contractSuite(name: string, h: LedgerHarness) {
   describe(`ledger contract: ${name}`, () => {
     const withLedger = (fn: (ledger: Ledger) => Promise<void>) => async () => {
       const ledger = await h.open();
@@ -32,6 +76,22 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
         await h.dispose(ledger);
       }
     };
+    /** A case for an optional capability: skipped, with the harness's reason, where the adapter lacks it. */
+    const itWith = <C extends OptionalCapability>(capability: C, title: string, fn: (ledger: Ledger & Required<Pick<Ledger, C>>) => Promise<void>) => {
+      const offered = h.capabilities[capability];
+      if (offered !== true) {
+        it.skip(`${title} — skipped: ${name} has no ${capability} (${offered.absent})`, () => {});
+        return;
+      }
+      it(title, withLedger(async (ledger) => {
+        if (!offers(ledger, capability)) throw new Error(`${name} declares ${capability}, but its ledger has none`);
+        await fn(ledger);
+      }));
+    };
+
+    it('offers exactly the optional capabilities its harness declares', withLedger(async (ledger) => {
+      expect(OPTIONAL_CAPABILITIES.filter((c) => offers(ledger, c))).toEqual(OPTIONAL_CAPABILITIES.filter((c) => h.capabilities[c] === true));
+    }));
 
     it('appends to a new stream with NO_STREAM and reads it back in order', withLedger(async (ledger) => {
       const stream = streamName();
@@ -101,8 +161,7 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
       expect(rest[0]!.position).toBeGreaterThan(page[1]!.position);
     }));
 
-    it('appendMany (group commit): many streams in one commit, each request answered as its own append would be', withLedger(async (ledger) => {
-      if (!ledger.appendMany) return; // optional on the port; adapters without it are wrapped by GroupCommitLedger
+    itWith('appendMany', 'appendMany (group commit): many streams in one commit, each request answered as its own append would be', async (ledger) => {
       const [a, b, c] = [streamName(), streamName(), streamName()];
       await ledger.append(b, [declared('e2')], NO_STREAM);
       const results = await ledger.appendMany([
@@ -117,10 +176,9 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
       expect((await ledger.readStream(a)).map((e) => e.event.type)).toEqual(['EffectDeclared', 'AttemptStarted']);
       expect((await ledger.readStream(b)).map((e) => e.revision)).toEqual([0, 1]);
       expect(await ledger.readStream(c)).toEqual([]);
-    }));
+    });
 
-    it('appendMany: a stale request (racing writer, or the same stream twice) fails alone and all-or-nothing; order is kept', withLedger(async (ledger) => {
-      if (!ledger.appendMany) return;
+    itWith('appendMany', 'appendMany: a stale request (racing writer, or the same stream twice) fails alone and all-or-nothing; order is kept', async (ledger) => {
       const [a, b] = [streamName(), streamName()];
       await ledger.append(a, [declared('e1')], NO_STREAM);
       const results = await ledger.appendMany([
@@ -133,19 +191,82 @@ export function ledgerContract(name: string, harness: () => LedgerHarness | { sk
       expect(results.map((r) => (r instanceof ConcurrencyError ? 'conflict' : r.revision))).toEqual([0, 'conflict', 1, 2, 'conflict']);
       expect((await ledger.readStream(a)).map((e) => e.event.type)).toEqual(['EffectDeclared', 'AttemptStarted', 'AttemptFinished']);
       expect((await ledger.readStream(b)).map((e) => e.event.type)).toEqual(['EffectDeclared']);
-    }));
+    });
 
-    it('readStreams: many streams in one call, each as readStream returns it (unknown ones empty, order kept)', withLedger(async (ledger) => {
-      if (!ledger.readStreams) return;
+    itWith('readStreams', 'readStreams: many reads in one call, each as readStream answers it (unknown streams empty, order kept)', async (ledger) => {
       const [a, b, c] = [streamName(), streamName(), streamName()];
-      await ledger.append(a, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);
+      await ledger.append(a, [declared('e1'), started('e1', 1, 1_100), finished('e1', 1, 1_200, 'unknown')], NO_STREAM);
       await ledger.append(b, [declared('e2')], NO_STREAM);
-      const [rb, rc, ra, rb2] = await ledger.readStreams([b, c, a, b]);
+      const [rb, rc, ra, raAfter0, rb2, rcAfter3] = await ledger.readStreams([
+        { stream: b }, { stream: c }, { stream: a }, { stream: a, afterRevision: 0 }, { stream: b }, { stream: c, afterRevision: 3 },
+      ]);
       expect(ra).toEqual(await ledger.readStream(a));
+      expect(raAfter0).toEqual(await ledger.readStream(a, 0));
+      expect(raAfter0!.map((e) => e.revision)).toEqual([1, 2]);
       expect(rb!.map((e) => e.event.type)).toEqual(['EffectDeclared']);
       expect(rb2).toEqual(rb);
       expect(rc).toEqual([]);
+      expect(rcAfter3).toEqual([]);
+      expect(await ledger.readStreams([])).toEqual([]);
+    });
+
+    it('reads a stream after a revision: after NO_STREAM all of it, after the last none, after a middle one only the later ones', withLedger(async (ledger) => {
+      const stream = streamName();
+      await ledger.append(stream, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);
+      await ledger.append(stream, [finished('e1', 1, 1_200, 'unknown'), started('e1', 2, 1_300)], 1);
+      const all = await ledger.readStream(stream);
+      expect(await ledger.readStream(stream, NO_STREAM)).toEqual(all);
+      expect(await ledger.readStream(stream, 3)).toEqual([]);
+      expect(await ledger.readStream(stream, 1)).toEqual(all.slice(2));
+      expect((await ledger.readStream(stream, 0)).map((e) => e.revision)).toEqual([1, 2, 3]);
+      expect(await ledger.readStream(streamName(), 2)).toEqual([]);
     }));
+
+    it('reading on from a revision sees what a second handle appended in between', withLedger(async (ledger) => {
+      const second = await h.openSecond(ledger);
+      try {
+        const stream = streamName();
+        await ledger.append(stream, [declared('e1')], NO_STREAM);
+        const seen = await ledger.readStream(stream);
+        await second.append(stream, [started('e1', 1, 1_100, { instanceId: 'writer-b' })], 0);
+        const next = await ledger.readStream(stream, seen.at(-1)!.revision);
+        expect(next.map((e) => [e.revision, e.event.type])).toEqual([[1, 'AttemptStarted']]);
+        await ledger.append(stream, [finished('e1', 1, 1_200, 'committed', 'ch_1')], 1);
+        expect((await second.readStream(stream, 0)).map((e) => e.revision)).toEqual([1, 2]);
+        expect([...seen, ...next, ...(await ledger.readStream(stream, 1))]).toEqual(await second.readStream(stream));
+      } finally {
+        if (second !== ledger) await second.close();
+      }
+    }));
+
+    itWith('locateEffect', 'locateEffect: the stream holding an effect\'s EffectDeclared; undefined for an id never declared', async (ledger) => {
+      const [a, b] = [streamName(), streamName()];
+      await ledger.append(a, [declared('e1'), started('e1', 1, 1_100)], NO_STREAM);
+      await ledger.append(b, [started('e-undeclared', 1, 1_100)], NO_STREAM);
+      expect(await ledger.locateEffect('e1')).toBe(a);
+      expect(await ledger.locateEffect('e-undeclared')).toBeUndefined();
+      expect(await ledger.locateEffect('e-unknown')).toBeUndefined();
+    });
+
+    itWith('locateEffect', 'locateEffect: two effects in two streams, each found in its own', async (ledger) => {
+      const [a, b] = [streamName(), streamName()];
+      await ledger.append(a, [declared('e1')], NO_STREAM);
+      await ledger.append(b, [declared('e2', 1_000, { workflowId: 'wf-2' })], NO_STREAM);
+      await ledger.append(a, [declared('e3', 1_000, { step: '2' })], 0);
+      expect(await Promise.all(['e1', 'e2', 'e3'].map((id) => ledger.locateEffect(id)))).toEqual([a, b, a]);
+    });
+
+    itWith('locateEffect', 'locateEffect: still found through a reopened handle', async (ledger) => {
+      const stream = streamName();
+      await ledger.append(stream, [declared('e1')], NO_STREAM);
+      const reopened = await h.openSecond(ledger);
+      try {
+        if (!offers(reopened, 'locateEffect')) throw new Error(`${name}: the reopened ledger has no locateEffect`);
+        expect(await reopened.locateEffect('e1')).toBe(stream);
+      } finally {
+        if (reopened !== ledger) await reopened.close();
+      }
+    });
 
     it('keeps what was appended across a reopen', withLedger(async (ledger) => {
       const stream = streamName();

@@ -1,6 +1,6 @@
 import { KurrentDBLedger } from '../../src/ledger/kurrentdb-ledger.js';
 import type { Ledger } from '../../src/ledger/ledger.port.js';
-import { ledgerContract } from './ledger.contract.js';
+import { KURRENTDB_CAPABILITIES, ledgerContract } from './ledger.contract.js';
 
 /**
  * The one ledger contract suite against a real KurrentDB / EventStoreDB server. Runs when
@@ -20,6 +20,7 @@ let n = 0;
 ledgerContract('kurrentdb', () => {
   if (!url) return { skip: SKIP_REASON };
   return {
+    capabilities: KURRENTDB_CAPABILITIES,
     async open() {
       const namespace = `effectdtest_${process.pid}_${Date.now()}_${++n}`;
       const ledger = await KurrentDBLedger.open({ connectionString: url, namespace });

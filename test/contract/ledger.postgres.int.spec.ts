@@ -7,6 +7,7 @@ const schemas = new WeakMap<Ledger, string>();
 let n = 0;
 
 ledgerContract('postgres', () => ({
+  capabilities: { appendMany: true, readStreams: true, locateEffect: true },
   async open() {
     const schema = `contract_${process.pid}_${++n}`;
     const ledger = await PostgresLedger.open({ connectionString: testPostgresUrl(), schema });

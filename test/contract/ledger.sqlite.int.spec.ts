@@ -8,6 +8,7 @@ import { ledgerContract } from './ledger.contract.js';
 const files = new WeakMap<Ledger, string>();
 
 ledgerContract('sqlite', () => ({
+  capabilities: { appendMany: true, readStreams: true, locateEffect: true },
   async open() {
     const file = join(mkdtempSync(join(tmpdir(), 'effectd-ledger-')), 'ledger.db');
     const ledger = new SqliteLedger(file);

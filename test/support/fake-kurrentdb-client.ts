@@ -51,6 +51,8 @@ export class FakeKurrentServer {
   maxAppendSize = 1024 * 1024;
   /** Every `$all` read's start, for assertions on which path the adapter took. */
   readonly readAllFrom: ReadPosition[] = [];
+  /** Every stream read's start revision, likewise. */
+  readonly readStreamFrom: (ReadRevision | undefined)[] = [];
   /** Makes the next `$all` read fail with this error. */
   failNextReadAll: Error | undefined;
   appendCalls = 0;
@@ -98,6 +100,7 @@ export class FakeKurrentServer {
 
       readStream(streamName: string, options: { fromRevision?: ReadRevision; maxCount?: number | bigint } = {}) {
         return (async function* () {
+          server.readStreamFrom.push(options.fromRevision);
           const rows = server.streams.get(streamName);
           if (!rows) throw new StreamNotFoundError(undefined, streamName);
           const from = options.fromRevision === undefined || options.fromRevision === START ? 0n : options.fromRevision === END ? BigInt(rows.length) : options.fromRevision;

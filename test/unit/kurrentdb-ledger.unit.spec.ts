@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { KurrentDBLedger } from '../../src/ledger/kurrentdb-ledger.js';
 import { AppendTooLargeError, LedgerDataError } from '../../src/ledger/kurrentdb-mapping.js';
 import { ConcurrencyError, NO_STREAM, type Ledger } from '../../src/ledger/ledger.port.js';
-import { ledgerContract } from '../contract/ledger.contract.js';
+import { KURRENTDB_CAPABILITIES, ledgerContract } from '../contract/ledger.contract.js';
 import { FakeKurrentServer } from '../support/fake-kurrentdb-client.js';
 import { declared, finished, started } from '../support/events.js';
 
@@ -20,7 +20,8 @@ const open = (server = new FakeKurrentServer(), namespace = 'effectd') => {
   return ledger;
 };
 
-ledgerContract('kurrentdb adapter on an in-memory fake client (no server; logic only)', () => ({
+ledgerContract('kurrentdb on a fake client (no server)', () => ({
+  capabilities: KURRENTDB_CAPABILITIES,
   async open() {
     return open();
   },
@@ -44,6 +45,17 @@ describe('KurrentDB ledger adapter (fake client)', () => {
     ]);
     expect(server.log[0]!.metadata).toEqual({ producer: 'effectd', encoding: 1, schemaVersion: 1, instance: 'test/1' });
     expect(server.log[0]!.data).not.toHaveProperty('type');
+  });
+
+  it('reads a stream on after a revision by asking the server from the next one, not by reading it all', async () => {
+    const server = new FakeKurrentServer();
+    const ledger = open(server);
+    await ledger.append('s', [declared('e1'), started('e1', 1, 1_100), finished('e1', 1, 1_200, 'unknown')], NO_STREAM);
+    server.readStreamFrom.length = 0;
+    expect((await ledger.readStream('s', 1)).map((e) => e.revision)).toEqual([2]);
+    expect(await ledger.readStream('s', 2)).toEqual([]);
+    expect(await ledger.readStream('missing', 4)).toEqual([]);
+    expect(server.readStreamFrom).toEqual([2n, 3n, 5n]);
   });
 
   it('maps the server refusing the expected revision to ConcurrencyError, for NO_STREAM and for numbers', async () => {
