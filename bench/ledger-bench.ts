@@ -57,7 +57,7 @@ async function overhead(ledger: Ledger, tools: ToolRegistry): Promise<{ shell: n
     const t0 = performance.now();
     const direct = await httpExchange(buildRequest(charge, { args: { invoiceId: `D-${run}-${i}`, amount: 4900, currency: 'usd' }, providerKey: `direct-${run}-${i}`, reference: `direct-${run}-${i}` }));
     const t1 = performance.now();
-    const answer = await shell.execute({ workflowId: `bench-${run}-${i}`, step: 1, tool: 'payments.charge', args: { invoiceId: `S-${run}-${i}`, amount: 4900 } });
+    const answer = await shell.execute({ workflowId: `bench-${run}-${i}`, step: 1, tool: 'payments.charge', args: { invoiceId: `S-${run}-${i}`, amount: 4900 } }, { tenant: 'default', actor: 'ledger-bench' });
     const t2 = performance.now();
     if (direct.kind !== 'response' || answer.outcome.status !== 'done') throw new Error(`bench call failed: ${JSON.stringify(direct.kind)} / ${answer.outcome.message}`);
     if (i >= 100) {

@@ -1,33 +1,35 @@
 import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
-import { isEffectdError, type ErrorCode } from '../core/errors.js';
+import { asEffectdError, errorAction, type ErrorAction } from '../core/errors.js';
 
-const STATUS: Record<ErrorCode, number> = {
-  invalid_command: 400,
-  unknown_tool: 400,
-  intent_conflict: 422,
-  not_found: 404,
+/** The one place an error's meaning becomes an HTTP status. */
+const STATUS: Record<ErrorAction, number> = {
+  invalid_input: 400,
   unauthorized: 401,
   forbidden: 403,
-  concurrency_conflict: 409,
-  illegal_transition: 409,
-  invalid_config: 500,
+  not_found: 404,
+  conflict: 409,
+  retry_after: 503,
+  terminal: 500,
 };
 
-/** Maps effectd's coded errors to HTTP answers that say what went wrong and where. */
+/** A changed intent is 422 (the request is well-formed, but the step was declared with other arguments). */
+const BY_CODE: Partial<Record<string, number>> = { intent_conflict: 422 };
+
+/** Maps effectd's coded errors to HTTP answers that say what went wrong and what to do. */
 @Catch()
 export class EffectdErrorFilter implements ExceptionFilter {
-  catch(error: unknown, host: ArgumentsHost): void {
+  catch(thrown: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    if (isEffectdError(error)) {
-      res.status(STATUS[error.code]).json({ error: error.code, message: error.message, ...error.details });
+    if (thrown instanceof HttpException) {
+      res.status(thrown.getStatus()).json({ error: 'http_error', message: thrown.message });
       return;
     }
-    if (error instanceof HttpException) {
-      res.status(error.getStatus()).json({ error: 'http_error', message: error.message });
-      return;
-    }
-    console.error('effectd: unexpected error', error);
-    res.status(500).json({ error: 'internal', message: 'effectd hit an unexpected error; see its log' });
+    const error = asEffectdError(thrown);
+    const action = errorAction(error.code);
+    if (action === 'terminal' || action === 'retry_after') console.error(`effectd http: ${error.code}: ${error.message}`, action === 'terminal' && thrown !== error ? thrown : '');
+    const retryAfterMs = typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : undefined;
+    if (retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+    res.status(BY_CODE[error.code] ?? STATUS[action]).json({ error: error.code, action, message: error.message, ...error.details });
   }
 }

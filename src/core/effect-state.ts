@@ -1,4 +1,4 @@
-import type { AttemptFinished, AttemptStarted, EffectDeclared, ReconciliationChecked } from './events.js';
+import type { AttemptFinished, AttemptStarted, EffectDeclared, EffectEvent, ReconciliationChecked } from './events.js';
 
 /** Where an effect stands. `dispatching` turns into `unknown` by itself when its lease runs out. */
 export type EffectStatus =
@@ -36,6 +36,8 @@ export interface EffectState {
   heldBy?: { effectId: string; step: string; scope: 'workflow' | 'tenant'; workflowId?: string };
   releasedBy?: string;
   lastEventAt: number;
+  /** Every event of this effect, in order: the evidence an operator reads. */
+  log: readonly EffectEvent[];
 }
 
 export function currentAttempt(effect: EffectState): AttemptRecord | undefined {

@@ -11,7 +11,39 @@ export type ErrorCode =
   | 'invalid_config'
   | 'not_found'
   | 'unauthorized'
-  | 'forbidden';
+  | 'forbidden'
+  /** Too many writers on one workflow stream at once: nothing was recorded; send it again after `retryAfterMs`. */
+  | 'contention'
+  /** The ledger (or another part effectd needs) is unreachable: nothing was decided; send it again after `retryAfterMs`. */
+  | 'unavailable'
+  /** A defect in effectd: sending the same thing again will fail again. */
+  | 'internal';
+
+/**
+ * What the caller should do, the one thing every transport maps to its wire (HTTP status, Kafka
+ * verdict, MCP result): fix the input, authenticate, stop (not yours), look elsewhere, re-read and
+ * decide again, retry the same thing later, or give up.
+ */
+export type ErrorAction = 'invalid_input' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'retry_after' | 'terminal';
+
+const ACTION: Record<ErrorCode, ErrorAction> = {
+  invalid_command: 'invalid_input',
+  unknown_tool: 'invalid_input',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  not_found: 'not_found',
+  intent_conflict: 'conflict',
+  illegal_transition: 'conflict',
+  concurrency_conflict: 'conflict',
+  contention: 'retry_after',
+  unavailable: 'retry_after',
+  invalid_config: 'terminal',
+  internal: 'terminal',
+};
+
+export function errorAction(code: ErrorCode): ErrorAction {
+  return ACTION[code];
+}
 
 export class EffectdError extends Error {
   constructor(
@@ -40,4 +72,18 @@ export class IllegalTransitionError extends EffectdError {
 export function invalidCommand(summary: string, issues: readonly { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []): EffectdError {
   const fields = issues.map((i) => ({ path: [...prefix, ...i.path.map(String)].join('.') || '(body)', message: i.message }));
   return new EffectdError('invalid_command', `${summary}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields });
+}
+
+/**
+ * Any failure as a coded error: effectd's own pass through; anything else (a driver's ECONNREFUSED,
+ * a disk error) means a part effectd needs is down, so `unavailable`. Plain programming errors
+ * (TypeError, RangeError) are `internal`: retrying them would fail the same way.
+ */
+export function asEffectdError(error: unknown): EffectdError {
+  if (isEffectdError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError) {
+    return new EffectdError('internal', `effectd hit a defect: ${message}`, {});
+  }
+  return new EffectdError('unavailable', `a part effectd depends on failed: ${message}; nothing was recorded, send the same command again`, { retryAfterMs: 1_000 });
 }

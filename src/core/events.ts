@@ -23,7 +23,10 @@ export const effectDeclared = z.object({
   intentDigest: z.string(),
   args: z.record(z.string(), z.unknown()),
   target: z.string(),
+  /** Who declared it: the authenticated credential (or `saga:<name>` for a saga's own steps). */
   principal: z.string(),
+  /** What the payload claimed to act for (its "principal"): a label, never the actor. */
+  onBehalfOf: z.string().optional(),
   repeat: z.object({ reason: z.string() }).optional(),
   /** Digest of tool + target + the tool's business fields: what the content index compares. */
   contentKey: z.string().optional(),
@@ -111,8 +114,10 @@ export const decisionRecorded = z.object({
   step: z.string().min(1),
   tool: z.string().min(1),
   args: z.record(z.string(), z.unknown()),
-  /** Which model (and prompt version) decided, for the people reading the timeline. */
+  /** Which model (and prompt version) decided, for the people reading the timeline: a label the harness sends. */
   decidedBy: z.string().optional(),
+  /** Who journaled it: the authenticated credential. */
+  recordedBy: z.string().optional(),
 });
 
 export const effectEvent = z.discriminatedUnion('type', [

@@ -1,39 +1,59 @@
 import { IllegalTransitionError } from './errors.js';
+import { PersistentMap } from './persistent-map.js';
 import { currentAttempt, effectStatus, SETTLED, type EffectState } from './effect-state.js';
 import type { SagaState } from './saga/saga-events.js';
 import { isEffectEvent, type DecisionRecorded, type EffectEvent, type LedgerEvent, type WorkflowEvent } from './events.js';
 
 export interface WorkflowState {
-  effects: ReadonlyMap<string, EffectState>;
+  effects: PersistentMap<string, EffectState>;
   /** The model's journaled decisions, by step. */
-  decisions: ReadonlyMap<string, DecisionRecorded>;
+  decisions: PersistentMap<string, DecisionRecorded>;
+  /** Effect ids by content key, in declaration order (the workflow's content index). */
+  byContent: PersistentMap<string, readonly string[]>;
   /** The saga this workflow runs, if any. */
   saga?: SagaState;
   /** Stream revision of the last folded event; -1 for an empty stream. */
   revision: number;
 }
 
-export const emptyWorkflow: WorkflowState = { effects: new Map(), decisions: new Map(), revision: -1 };
+export const emptyWorkflow: WorkflowState = { effects: PersistentMap.empty(), decisions: PersistentMap.empty(), byContent: PersistentMap.empty(), revision: -1 };
 
-/** The pure fold of a workflow stream. Throws IllegalTransitionError on an event the rules forbid. */
+/**
+ * The pure fold of a workflow stream. Throws IllegalTransitionError on an event the rules forbid.
+ * `initial` is never changed: what a fold adds is a new layer over it, so folding a few events
+ * onto a long workflow costs what the events touch.
+ */
 export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowState = emptyWorkflow): WorkflowState {
-  const effects = new Map(initial.effects);
-  const decisions = new Map(initial.decisions);
+  if (events.length === 0) return initial;
+  const effects = new Map<string, EffectState>();
+  const decisions = new Map<string, DecisionRecorded>();
+  const byContent = new Map<string, readonly string[]>();
+  const decided = (step: string) => decisions.has(step) || initial.decisions.has(step);
   let saga = initial.saga;
   for (const event of events) {
-    if (isEffectEvent(event)) effects.set(event.effectId, evolveEffect(effects.get(event.effectId), event));
-    else saga = evolveWorkflow(decisions, saga, event);
+    if (isEffectEvent(event)) {
+      effects.set(event.effectId, evolveEffect(effects.get(event.effectId) ?? initial.effects.get(event.effectId), event));
+      if (event.type === 'EffectDeclared' && event.contentKey) {
+        byContent.set(event.contentKey, [...(byContent.get(event.contentKey) ?? initial.byContent.get(event.contentKey) ?? []), event.effectId]);
+      }
+    } else saga = evolveWorkflow(decided, decisions, saga, event);
   }
-  return { effects, decisions, revision: initial.revision + events.length, ...(saga ? { saga } : {}) };
+  return {
+    effects: initial.effects.with(effects),
+    decisions: initial.decisions.with(decisions),
+    byContent: initial.byContent.with(byContent),
+    revision: initial.revision + events.length,
+    ...(saga ? { saga } : {}),
+  };
 }
 
-function evolveWorkflow(decisions: Map<string, DecisionRecorded>, saga: SagaState | undefined, event: WorkflowEvent): SagaState | undefined {
+function evolveWorkflow(decided: (step: string) => boolean, decisions: Map<string, DecisionRecorded>, saga: SagaState | undefined, event: WorkflowEvent): SagaState | undefined {
   const reject = (from: string, why: string): never => {
     throw new IllegalTransitionError('workflow', from, event.type, why);
   };
   switch (event.type) {
     case 'DecisionRecorded':
-      if (decisions.has(event.step)) throw new IllegalTransitionError(`step ${event.step}`, 'decided', event.type, 'a step is decided once; replay the recorded decision');
+      if (decided(event.step)) throw new IllegalTransitionError(`step ${event.step}`, 'decided', event.type, 'a step is decided once; replay the recorded decision');
       decisions.set(event.step, event);
       return saga;
     case 'SagaStarted':
@@ -53,7 +73,7 @@ function evolveWorkflow(decisions: Map<string, DecisionRecorded>, saga: SagaStat
 export function evolveEffect(effect: EffectState | undefined, event: EffectEvent): EffectState {
   if (event.type === 'EffectDeclared') {
     if (effect) throw new IllegalTransitionError(event.effectId, effect.recordedStatus, event.type, 'already declared');
-    return { effectId: event.effectId, declared: event, recordedStatus: 'declared', attempts: [], checks: [], lastEventAt: event.at };
+    return { effectId: event.effectId, declared: event, recordedStatus: 'declared', attempts: [], checks: [], lastEventAt: event.at, log: [event] };
   }
   if (!effect) throw new IllegalTransitionError(event.effectId, 'none', event.type, 'effect was never declared');
   // Transitions are judged at the event's own time, so replay never depends on the reader's clock.
@@ -61,7 +81,7 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
   const reject = (why: string): never => {
     throw new IllegalTransitionError(event.effectId, from, event.type, why);
   };
-  const next: EffectState = { ...effect, lastEventAt: event.at };
+  const next: EffectState = { ...effect, lastEventAt: event.at, log: [...effect.log, event] };
 
   switch (event.type) {
     case 'EffectHeld': {

@@ -13,8 +13,13 @@ const HUMAN: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure
 const STATES: readonly EffectStatus[] = ['declared', 'dispatching', 'committed', 'failed_before_effect', 'terminal_failure', 'unknown', 'escalated', 'held'];
 const UNSETTLED_UNKNOWN: ReadonlySet<EffectStatus> = new Set(['unknown', 'escalated']);
 
-export function effectGauges(effects: Iterable<EffectState>, now: number): EffectGauges {
+/**
+ * `effects` are those whose state can still change (the open ones); `settled` counts the effects
+ * settled for good, per tool and state, so no scrape needs every effect in memory.
+ */
+export function effectGauges(effects: Iterable<EffectState>, now: number, settled: Iterable<{ tool: string; state: EffectStatus; count: number }> = []): EffectGauges {
   const counts = new Map<string, { tool: string; state: EffectStatus; count: number }>();
+  for (const row of settled) counts.set(`${row.tool}\u0000${row.state}`, { ...row });
   const oldest = new Map<string, number>();
   for (const effect of effects) {
     const { tool } = effect.declared;

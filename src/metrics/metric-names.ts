@@ -19,4 +19,7 @@ export const METRIC = {
   sagaRuns: 'effectd_saga_runs_total',
   compensations: 'effectd_compensations_total',
   kafkaConsumerLag: 'effectd_kafka_consumer_lag',
+  workflowCacheStreams: 'effectd_workflow_cache_streams',
+  workflowCacheEffects: 'effectd_workflow_cache_effects',
+  workflowCacheMaxEffects: 'effectd_workflow_cache_max_effects',
 } as const;

@@ -28,6 +28,9 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly oldestUnknown = new client.Gauge({ name: METRIC.oldestUnknownSeconds, help: 'Age of the oldest effect still unknown or escalated, by tool (absent when none is open).', labelNames: ['tool'], registers: [this.registry] });
   private readonly sagaRuns = new client.Counter({ name: METRIC.sagaRuns, help: 'Saga runs that ended, by saga and outcome.', labelNames: ['saga', 'outcome'], registers: [this.registry] });
   private readonly compensations = new client.Counter({ name: METRIC.compensations, help: 'Compensations dispatched, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly cacheStreams = new client.Gauge({ name: METRIC.workflowCacheStreams, help: 'Workflow streams whose folded state this instance holds in memory.', registers: [this.registry] });
+  private readonly cacheEffects = new client.Gauge({ name: METRIC.workflowCacheEffects, help: 'Effects held in cached workflow states (bounded by effectd_workflow_cache_max_effects).', registers: [this.registry] });
+  private readonly cacheMaxEffects = new client.Gauge({ name: METRIC.workflowCacheMaxEffects, help: 'The bound on cached effects (EFFECTD_WORKFLOW_CACHE).', registers: [this.registry] });
   private readonly kafkaLag = new client.Gauge({ name: METRIC.kafkaConsumerLag, help: 'Messages of the commands topic not yet committed by the consumer group, by partition.', labelNames: ['topic', 'partition'], registers: [this.registry] });
   private readonly scrapeHooks = new Set<() => Promise<void>>();
   private readonly unknownSeconds = new client.Histogram({ name: METRIC.unknownSeconds, help: 'Time an effect spent unknown (or with a human) before it settled, by tool.', labelNames: ['tool'], buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 86400], registers: [this.registry] });
@@ -104,6 +107,12 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
     for (const { tool, state, count } of gauges.waitingForHuman) this.escalationsOpen.set({ tool, state }, count);
     this.oldestUnknown.reset();
     for (const { tool, seconds } of gauges.oldestUnknownSeconds) this.oldestUnknown.set({ tool }, seconds);
+  }
+
+  setWorkflowCache(stats: { streams: number; effects: number; maxEffects: number }): void {
+    this.cacheStreams.set(stats.streams);
+    this.cacheEffects.set(stats.effects);
+    this.cacheMaxEffects.set(stats.maxEffects);
   }
 
   /** `undefined` when the lag could not be measured: no series beats a stale one. */

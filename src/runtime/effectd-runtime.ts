@@ -9,14 +9,15 @@ import { PromMetrics } from '../metrics/prom-metrics.js';
 import { loadConfig } from '../providers/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
+import { DEFAULT_MAX_CACHED_EFFECTS } from '../shell/workflow-store.js';
 import { ReconcilerWorker } from '../shell/reconciler-worker.js';
 import { SagaRegistry } from '../shell/saga-registry.js';
 import { SagaRunner } from '../shell/saga-runner.js';
 import { SagaWorker } from '../shell/saga-worker.js';
 import { sagas as builtinSagas } from '../../sagas/index.js';
-import { OpenEffectsProjection } from './open-effects-projection.js';
+import { DEFAULT_RECENT_EFFECTS, OpenEffectsProjection } from './open-effects-projection.js';
+import { Gateway, type EffectIndex } from '../gateway/gateway.js';
 import { tenantContentIndex } from './tenant-content-index.js';
-import { EffectStatesProjection } from './effect-states-projection.js';
 import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
 
@@ -32,15 +33,20 @@ export interface RuntimeOptions {
   dispatcher?: Dispatcher;
   /** How often the reconciler looks at open effects (default 200 ms). */
   reconcileTickMs?: number;
+  /** Effects held in cached workflow states (default 50,000; EFFECTD_WORKFLOW_CACHE). */
+  workflowCacheEffects?: number;
+  /** Effects in the read side's recent window (default 10,000; EFFECTD_RECENT_EFFECTS). */
+  recentEffects?: number;
 }
 
 /** One effectd instance's parts, wired once; transports (HTTP, Kafka, CLI) only call into it. */
 export interface EffectdRuntime {
+  /** The application layer every ingress calls. */
+  readonly gateway: Gateway;
   readonly shell: EffectShell;
   readonly ledger: Ledger;
   readonly tools: ToolRegistry;
   readonly metrics: PromMetrics;
-  readonly effectStates: EffectStatesProjection;
   readonly instanceId: string;
   readonly dataDir: string;
   readonly secretOrigin: string;
@@ -70,33 +76,46 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   metrics.initTools(tools.list().map((t) => t.name));
   const instanceId = options.instanceId ?? `effectd-${process.pid}-${randomUUID().slice(0, 8)}`;
   const now = options.clock ?? Date.now;
-  const effectStates = new EffectStatesProjection(ledger);
-  const shell = new EffectShell({
-    ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
-    tenantContentIndex: tenantContentIndex(effectStates, config.contentIndex.tenantWindowMs),
-  });
   // The snapshot is named after the ledger it describes, so switching ledgers never mixes positions.
   const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
-  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`));
+  const recentEffects = options.recentEffects ?? positiveIntFromEnv('EFFECTD_RECENT_EFFECTS', DEFAULT_RECENT_EFFECTS);
+  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`), recentEffects);
+  const shell = new EffectShell({
+    ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
+    tenantContentIndex: tenantContentIndex(openEffects, config.contentIndex.tenantWindowMs),
+    maxCachedEffects: options.workflowCacheEffects ?? positiveIntFromEnv('EFFECTD_WORKFLOW_CACHE', DEFAULT_MAX_CACHED_EFFECTS),
+  });
   const reconcilerWorker = new ReconcilerWorker(openEffects, shell.reconciler, tools, now, {
     tickMs: options.reconcileTickMs,
     onError: (error) => console.error(`effectd reconciler: ${(error as Error).message}`),
   });
+  // A scrape reads no ledger: the read side follows it in the background.
   metrics.beforeScrape(async () => {
-    await effectStates.refresh();
-    metrics.setEffectGauges(effectGauges(effectStates.all(), now()));
+    metrics.setEffectGauges(effectGauges(openEffects.list().map((e) => e.state), now(), openEffects.settledCounts()));
+    metrics.setWorkflowCache(shell.core.store.stats());
   });
   const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
   const sagaRunner = new SagaRunner(shell, sagas, metrics, config.sagas.compensationRetry);
   metrics.initSagas(sagas.names());
   const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
+  const effects: EffectIndex = {
+    recentLimit: recentEffects,
+    async locate(effectId) {
+      return openEffects.get(effectId)?.stream ?? (await ledger.locateEffect?.(effectId));
+    },
+    open: () => openEffects.list().map((e) => e.state),
+    recent: () => [...openEffects.recent()].map((e) => e.state),
+    known: (effectId) => openEffects.get(effectId)?.state,
+  };
+  const credentials = new CredentialBook(credentialSource.credentials);
+  const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now });
+  openEffects.follow(options.reconcileTickMs ?? 200, (error) => console.error(`effectd read side: ${(error as Error).message}`));
   let reconciling = false;
   return {
-    shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner,
-    effectStates,
+    gateway, shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner,
     dataDir: options.dataDir,
     secretOrigin: origin,
-    credentials: new CredentialBook(credentialSource.credentials),
+    credentials,
     credentialsFile: { file: credentialSource.file, created: credentialSource.created },
     startReconciler: () => {
       const loaded = openEffects.load();
@@ -107,7 +126,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     },
     close: async () => {
       if (reconciling) await Promise.all([reconcilerWorker.stop(), sagaWorker.stop()]);
+      await openEffects.unfollow();
       await ledger.close();
     },
   };
+}
+
+function positiveIntFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return value;
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { EffectState } from '../core/effect-state.js';
+import type { EffectState, EffectStatus } from '../core/effect-state.js';
 import { isEffectEvent } from '../core/events.js';
 import { evolveEffect } from '../core/fold.js';
 import type { Ledger } from '../ledger/ledger.port.js';
@@ -17,42 +17,59 @@ export interface OpenSaga {
   workflowId: string;
 }
 
+/** How many effects settled for good, per tool and final state (what the gauges add to the open ones). */
+export interface SettledCount {
+  tool: string;
+  state: EffectStatus;
+  count: number;
+}
+
 interface Snapshot {
-  version: 2;
+  version: 3;
   ledger: string;
   position: number;
   open: OpenEffect[];
   sagas: [string, OpenSaga][];
+  settled: SettledCount[];
 }
 
 const PAGE = 5_000;
-const CLOSED = new Set(['committed', 'failed_before_effect']);
+const CLOSED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect']);
+export const DEFAULT_RECENT_EFFECTS = 10_000;
 
 /**
- * The open work: effects not settled for good, and sagas not finished, kept by catching up on the
- * ledger's global order. Settled effects and finished sagas leave for good (no event reopens
- * them), so its size follows open work, not history. A snapshot (position + open sets) lets a
- * restart resume from where it was instead of rescanning.
+ * The read side, kept by catching up on the ledger's global order, each view bounded:
+ *  - the open work: effects not settled for good, and sagas not finished. Settled effects and
+ *    finished sagas leave for good (no event reopens them), so its size follows open work, not history;
+ *  - the most recently active effects (at most `recentLimit`), for lists and the tenant content window;
+ *  - counts of effects settled for good, per tool and state, for the gauges.
+ * A snapshot (position, open sets, counts) lets a restart resume from where it was instead of rescanning.
  */
 export class OpenEffectsProjection {
   private position = 0;
   private readonly open = new Map<string, OpenEffect>();
   private readonly sagas = new Map<string, OpenSaga>();
+  /** Most recently active last. */
+  private readonly recentEffects = new Map<string, OpenEffect>();
+  private readonly byContent = new Map<string, Set<string>>();
+  private readonly settled = new Map<string, SettledCount>();
   private savedPosition = -1;
   private catchingUp: Promise<number> | undefined;
+  private followTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string) {}
+  constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string, readonly recentLimit = DEFAULT_RECENT_EFFECTS) {}
 
   /** Loads the snapshot if it belongs to this ledger; returns how many open effects it held. */
   load(): number {
     if (!this.snapshotFile || !existsSync(this.snapshotFile)) return 0;
     try {
       const snapshot = JSON.parse(readFileSync(this.snapshotFile, 'utf8')) as Snapshot;
-      if (snapshot.version !== 2 || snapshot.ledger !== this.ledgerIdentity) return 0;
+      if (snapshot.version !== 3 || snapshot.ledger !== this.ledgerIdentity) return 0;
       this.position = snapshot.position;
       this.savedPosition = snapshot.position;
       for (const entry of snapshot.open) this.open.set(entry.state.effectId, entry);
       for (const [stream, saga] of snapshot.sagas) this.sagas.set(stream, saga);
+      for (const count of snapshot.settled) this.settled.set(`${count.tool}\u0000${count.state}`, { ...count });
       return this.open.size;
     } catch {
       return 0; // a damaged snapshot only costs a rescan
@@ -76,11 +93,16 @@ export class OpenEffectsProjection {
         if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId });
         if (event.type === 'SagaFinished') this.sagas.delete(stream);
         if (!isEffectEvent(event)) continue;
-        const known = this.open.get(event.effectId);
+        const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);
         if (!known && event.type !== 'EffectDeclared') continue; // settled long ago
         const state = evolveEffect(known?.state, event);
-        if (CLOSED.has(state.recordedStatus)) this.open.delete(event.effectId);
-        else this.open.set(event.effectId, { stream, state });
+        if (CLOSED.has(state.recordedStatus)) {
+          if (!known || !CLOSED.has(known.state.recordedStatus)) this.countSettled(state);
+          this.open.delete(event.effectId);
+        } else {
+          this.open.set(event.effectId, { stream, state });
+        }
+        this.touchRecent({ stream, state });
       }
       read += page.length;
       if (page.length < PAGE) return read;
@@ -91,22 +113,82 @@ export class OpenEffectsProjection {
     return [...this.open.values()];
   }
 
+  /** The most recently active effects, oldest first (at most `recentLimit`). */
+  recent(): IterableIterator<OpenEffect> {
+    return this.recentEffects.values();
+  }
+
+  /** Recent effects of one tenant with this content key (the tenant content window). */
+  withContent(tenant: string, contentKey: string): EffectState[] {
+    return [...(this.byContent.get(contentIndexKey(tenant, contentKey)) ?? [])].map((id) => this.recentEffects.get(id)!.state);
+  }
+
+  settledCounts(): SettledCount[] {
+    return [...this.settled.values()];
+  }
+
+  /** Keeps the views current in the background, so requests and scrapes never wait for a catch-up. */
+  follow(everyMs: number, onError: (error: unknown) => void): void {
+    const loop = () => {
+      void this.catchUp().catch(onError).finally(() => {
+        if (this.followTimer) this.followTimer = setTimeout(loop, everyMs);
+      });
+    };
+    this.followTimer = setTimeout(loop, 0);
+  }
+
+  async unfollow(): Promise<void> {
+    clearTimeout(this.followTimer);
+    this.followTimer = undefined;
+    await this.catchingUp?.catch(() => {});
+  }
+
+  private countSettled(state: EffectState): void {
+    const key = `${state.declared.tool}\u0000${state.recordedStatus}`;
+    const row = this.settled.get(key) ?? { tool: state.declared.tool, state: state.recordedStatus, count: 0 };
+    row.count++;
+    this.settled.set(key, row);
+  }
+
+  private touchRecent(entry: OpenEffect): void {
+    const { effectId, declared } = entry.state;
+    if (!this.recentEffects.delete(effectId) && declared.contentKey) {
+      const key = contentIndexKey(declared.tenant, declared.contentKey);
+      this.byContent.set(key, (this.byContent.get(key) ?? new Set()).add(effectId));
+    }
+    this.recentEffects.set(effectId, entry);
+    if (this.recentEffects.size <= this.recentLimit) return;
+    const [oldestId, oldest] = this.recentEffects.entries().next().value!;
+    this.recentEffects.delete(oldestId);
+    if (oldest.state.declared.contentKey) {
+      const key = contentIndexKey(oldest.state.declared.tenant, oldest.state.declared.contentKey);
+      const ids = this.byContent.get(key)!;
+      ids.delete(oldestId);
+      if (ids.size === 0) this.byContent.delete(key);
+    }
+  }
+
   openSagas(): OpenSaga[] {
     return [...this.sagas.values()];
   }
 
+  /** An open or recent effect, as of the last catch-up. */
   get(effectId: string): OpenEffect | undefined {
-    return this.open.get(effectId);
+    return this.open.get(effectId) ?? this.recentEffects.get(effectId);
   }
 
   /** Writes the snapshot (atomically) when the position moved since the last one. */
   save(): void {
     if (!this.snapshotFile || this.savedPosition === this.position) return;
     mkdirSync(dirname(this.snapshotFile), { recursive: true });
-    const snapshot: Snapshot = { version: 2, ledger: this.ledgerIdentity, position: this.position, open: this.list(), sagas: [...this.sagas.entries()] };
+    const snapshot: Snapshot = { version: 3, ledger: this.ledgerIdentity, position: this.position, open: this.list(), sagas: [...this.sagas.entries()], settled: this.settledCounts() };
     const temp = `${this.snapshotFile}.${process.pid}.tmp`;
     writeFileSync(temp, JSON.stringify(snapshot));
     renameSync(temp, this.snapshotFile);
     this.savedPosition = this.position;
   }
+}
+
+function contentIndexKey(tenant: string, contentKey: string): string {
+  return `${tenant}\n${contentKey}`;
 }

@@ -4,7 +4,7 @@ import type { LedgerEvent } from '../core/events.js';
 export function describeEvent(event: LedgerEvent): string {
   switch (event.type) {
     case 'EffectDeclared':
-      return `declared ${event.tool} for ${event.target} (step ${event.step}, slot ${event.slot}) by ${event.principal}${event.repeat ? `, declared repeat: ${event.repeat.reason}` : ''}`;
+      return `declared ${event.tool} for ${event.target} (step ${event.step}, slot ${event.slot}) by ${event.principal}${event.onBehalfOf ? ` (on behalf of ${event.onBehalfOf}, as the command claimed)` : ''}${event.repeat ? `, declared repeat: ${event.repeat.reason}` : ''}`;
     case 'AttemptStarted':
       return `attempt ${event.attempt} claimed by ${event.instanceId}, key ${event.providerKey ?? '(none)'}, lease until ${new Date(event.leaseUntil).toISOString()}`;
     case 'AttemptFinished':
@@ -24,7 +24,7 @@ export function describeEvent(event: LedgerEvent): string {
     case 'SagaFinished':
       return `saga ${event.outcome}: ${event.reason}`;
     case 'DecisionRecorded':
-      return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (by ${event.decidedBy})` : ''}`;
+      return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (decided by ${event.decidedBy})` : ''}${event.recordedBy ? `, journaled by ${event.recordedBy}` : ''}`;
     case 'EffectResolved':
       return `resolved by ${event.resolvedBy} as ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason}`;
   }

@@ -1,9 +1,10 @@
 import { canonicalJson } from '../core/canonical-json.js';
-import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { DecisionRecorded } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
 import { workflowStream } from '../core/streams.js';
-import { MAX_RACES, type PreparedEffect, type ShellCore } from './shell-core.js';
+import type { PreparedEffect, ShellCore } from './shell-core.js';
+import type { Decision } from './workflow-store.js';
 
 export interface DecisionInput {
   step: string;
@@ -19,26 +20,21 @@ export interface DecisionInput {
 export class DecisionJournal {
   constructor(private readonly core: ShellCore) {}
 
-  async decide(tenant: string, workflowId: string, input: DecisionInput): Promise<{ decision: DecisionRecorded; replayed: boolean }> {
+  async decide(tenant: string, workflowId: string, input: DecisionInput, recordedBy: string): Promise<{ decision: DecisionRecorded; replayed: boolean }> {
     const { core } = this;
     const tool = core.deps.tools.get(input.tool);
     if (!tool) throw new EffectdError('unknown_tool', `unknown tool "${input.tool}"; known tools: ${core.deps.tools.list().map((t) => t.name).join(', ')}`, { tool: input.tool });
     const args = tool.schema.safeParse(input.args);
     if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
-    const stream = workflowStream(tenant, workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
+    return core.update(workflowStream(tenant, workflowId), (workflow): Decision<{ decision: DecisionRecorded; replayed: boolean }> => {
       const recorded = workflow.decisions.get(input.step);
-      if (recorded) return { decision: recorded, replayed: true };
-      const decision: DecisionRecorded = { type: 'DecisionRecorded', v: 1, at: core.now(), step: input.step, tool: input.tool, args: input.args, ...(input.decidedBy ? { decidedBy: input.decidedBy } : {}) };
-      try {
-        await core.append(stream, workflow, [decision]);
-        return { decision, replayed: false };
-      } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-      }
-    }
-    throw new Error(`workflow ${workflowId}: could not record the decision for step ${input.step} after ${MAX_RACES} races`);
+      if (recorded) return { answer: { decision: recorded, replayed: true } };
+      const decision: DecisionRecorded = {
+        type: 'DecisionRecorded', v: 1, at: core.now(), step: input.step, tool: input.tool, args: input.args, recordedBy,
+        ...(input.decidedBy ? { decidedBy: input.decidedBy } : {}),
+      };
+      return { append: [decision], answer: () => ({ decision, replayed: false }) };
+    });
   }
 
   /** A step the model already decided runs as decided. */

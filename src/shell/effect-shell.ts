@@ -1,7 +1,8 @@
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
+import type { EffectAddress } from '../core/identity.js';
 import type { EffectState } from '../core/effect-state.js';
-import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
-import type { EffectHeld } from '../core/events.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
+import type { AttemptStarted, EffectHeld } from '../core/events.js';
 import { contentKeyOf, findContentMatch, holdsBack } from '../core/content-index.js';
 import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
@@ -11,14 +12,37 @@ import { workflowStream } from '../core/streams.js';
 import { DecisionJournal } from './decision-journal.js';
 import { OperatorActions } from './operator-actions.js';
 import { Reconciler } from './reconciler.js';
-import { MAX_RACES, ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
+import { ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
+import type { Decision } from './workflow-store.js';
 
 export type { Dispatcher, Disposition, Looker, ShellAnswer, ShellDeps } from './shell-core.js';
 
 /** A command checked against its tool: everything the shell needs, nothing persisted yet. */
 export interface PreparedCommand extends PreparedEffect {
   command: EffectCommand;
+  address: EffectAddress;
 }
+
+/** Who an effect is declared for and by: the tenant and actor come from authentication, never from the payload. */
+export interface Actor {
+  tenant: string;
+  /** The authenticated credential's name (or effectd's own, for saga steps). */
+  actor: string;
+  /** A payload's "principal": kept as a labelled claim, never as the actor. */
+  onBehalfOf?: string;
+}
+
+/** Where one round of the shell's decisions leaves an effect. */
+type Round =
+  | { kind: 'answer'; answer: ShellAnswer }
+  | { kind: 'dispatch'; started: AttemptStarted }
+  | { kind: 'reconcile' }
+  | { kind: 'again' };
+
+const answered = (answer: ShellAnswer): Decision<Round> => ({ answer: { kind: 'answer', answer } });
+
+/** Rounds of one submission: reconcile-first or a release adds one; more means a defect. */
+const MAX_ROUNDS = 4;
 
 /**
  * The deterministic shell (DESIGN.md): fold → replay / conflict / back off / reconcile-first →
@@ -39,8 +63,11 @@ export class EffectShell {
     this.operators = new OperatorActions(this.core);
   }
 
-  /** Validates a raw command against the wire schema and the tool's contract. Throws `invalid_command` / `unknown_tool`. */
-  prepare(raw: unknown): PreparedCommand {
+  /**
+   * Validates a raw command against the wire schema and the tool's contract, for the tenant and
+   * actor the gateway authenticated (never the ones a payload names). Throws `invalid_command` / `unknown_tool`.
+   */
+  prepare(raw: unknown, as: Actor): PreparedCommand {
     const parsed = effectCommand.safeParse(raw);
     if (!parsed.success) throw invalidCommand('the command is malformed', parsed.error.issues);
     const command = parsed.data;
@@ -52,95 +79,108 @@ export class EffectShell {
     }
     const args = tool.schema.safeParse(command.args);
     if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
-    const effectId = deriveEffectId(secret, command);
+    const address = { tenant: as.tenant, workflowId: command.workflowId, step: command.step, slot: command.slot };
+    const effectId = deriveEffectId(secret, address);
     const canonical = args.data;
     const target = tool.target(canonical);
     const contentKey = contentKeyOf(tool.name, target, canonical, tool.spec.businessFields);
     return {
       command,
+      address,
       tool,
       effectId,
-      stream: workflowStream(command.tenant, command.workflowId),
+      stream: workflowStream(as.tenant, command.workflowId),
       declaration: {
-        type: 'EffectDeclared', v: 1, effectId, tenant: command.tenant, workflowId: command.workflowId, step: command.step, slot: command.slot,
+        type: 'EffectDeclared', v: 1, effectId, tenant: as.tenant, workflowId: command.workflowId, step: command.step, slot: command.slot,
         tool: tool.name, contractVersion: tool.spec.version, intentDigest: intentDigest({ tool: tool.name, contractVersion: tool.spec.version, args: canonical, target }),
-        args: canonical, target, principal: command.principal, contentKey, ...(command.repeat ? { repeat: command.repeat } : {}),
+        args: canonical, target, principal: as.actor, contentKey,
+        ...(as.onBehalfOf !== undefined && as.onBehalfOf !== as.actor ? { onBehalfOf: as.onBehalfOf } : {}),
+        ...(command.repeat ? { repeat: command.repeat } : {}),
       },
     };
   }
 
-  async execute(raw: unknown): Promise<ShellAnswer> {
-    return this.run(this.prepare(raw));
+  async execute(raw: unknown, as: Actor): Promise<ShellAnswer> {
+    return this.run(this.prepare(raw, as));
   }
 
+  /**
+   * Takes the effect as far as it goes now. Each round is one decision on the workflow's state
+   * (through the store, which re-decides on a lost race); a round ends in an answer, a claim to
+   * dispatch, or reconcile-first, after which the next round decides on what reconciliation found.
+   */
   async run(effect: PreparedCommand): Promise<ShellAnswer> {
-    const { core } = this;
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(effect.stream);
-      this.journal.check(effect, workflow);
-      const current = workflow.effects.get(effect.effectId);
-      const decision = decideDispatch(current, effect.declaration.intentDigest, core.now(), effect.tool.keyPolicy);
-      switch (decision.kind) {
-        case 'conflict':
-          core.metrics.rejected('intent_conflict');
-          throw new EffectdError('intent_conflict', `effect ${effect.effectId} (workflow ${effect.command.workflowId}, step ${effect.command.step}, slot ${effect.command.slot}) was declared with other arguments; a changed intent needs a new step`, { effectId: effect.effectId, recordedDigest: decision.recordedDigest, submittedDigest: effect.declaration.intentDigest });
-        case 'replay':
-          core.metrics.replayed(effect.tool.name);
-          return { outcome: core.answer(current!, true), disposition: 'replayed' };
-        case 'in-flight':
-          return { outcome: core.answer(current!, true), disposition: 'in-flight' };
-        case 'retry-same-key':
-        case 'hold-unknown': {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const next = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow));
+      switch (next.kind) {
+        case 'answer':
+          return next.answer;
+        case 'dispatch':
+          return this.core.dispatchAndRecord(effect, next.started);
+        case 'reconcile': {
           // Reconcile first: never dispatch an unknown effect blindly.
           const answer = await this.reconciler.step(effect.stream, effect.effectId, 'inline');
           if (answer) return answer;
           continue;
         }
-        case 'declare': {
-          // The content index: a new step that repeats a done or open effect is held, never sent,
-          // unless the repeat is declared.
-          const match = effect.declaration.repeat ? undefined : await this.contentMatch(effect, workflow);
-          if (match) {
-            const now = core.now();
-            const held: EffectHeld = { type: 'EffectHeld', v: 1, at: now, effectId: effect.effectId, matchedEffectId: match.effect.effectId, matchedStep: match.effect.declared.step, scope: match.scope, ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}) };
-            try {
-              const next = await core.append(effect.stream, workflow, [{ ...effect.declaration, at: now }, held]);
-              core.metrics.held(effect.tool.name);
-              return { outcome: core.answer(next.effects.get(effect.effectId)!, false, match.effect), disposition: 'held' };
-            } catch (error) {
-              if (isEffectdError(error, 'concurrency_conflict')) continue;
-              throw error;
-            }
-          }
-          const answer = await core.claimAndDispatch(effect, workflow, current);
-          if (answer) return answer;
+        case 'again':
           continue;
-        }
-        case 'held': {
-          const matched = await this.matchedEffect(current!, workflow);
-          if (matched && holdsBack(matched, core.now())) return { outcome: core.answer(current!, true, matched), disposition: 'held' };
-          // What it was held against proved not to have happened: this step may go.
-          try {
-            await core.append(effect.stream, workflow, [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason: `step ${current!.heldBy!.step} did not happen` }]);
-          } catch (error) {
-            if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-          }
-          continue;
-        }
-        case 'claim': {
-          const answer = await core.claimAndDispatch(effect, workflow, current);
-          if (answer) return answer;
-          continue; // someone else moved the stream: decide again
-        }
       }
     }
-    throw new Error(`effect ${effect.effectId}: gave up after ${MAX_RACES} concurrent appends to ${effect.stream}`);
+    throw new EffectdError('internal', `effect ${effect.effectId}: no answer after ${MAX_ROUNDS} rounds of decisions; this is a defect`, { effectId: effect.effectId });
+  }
+
+  private async decide(effect: PreparedCommand, workflow: WorkflowState): Promise<Decision<Round>> {
+    const { core } = this;
+    this.journal.check(effect, workflow);
+    const current = workflow.effects.get(effect.effectId);
+    const decision = decideDispatch(current, effect.declaration.intentDigest, core.now(), effect.tool.keyPolicy);
+    const claim = (): Decision<Round> => {
+      const events = core.claimEvents(effect, current);
+      return { append: events, answer: () => ({ kind: 'dispatch', started: events[events.length - 1] as AttemptStarted }) };
+    };
+    switch (decision.kind) {
+      case 'conflict':
+        core.metrics.rejected('intent_conflict');
+        throw new EffectdError('intent_conflict', `effect ${effect.effectId} (workflow ${effect.command.workflowId}, step ${effect.command.step}, slot ${effect.command.slot}) was declared with other arguments; a changed intent needs a new step`, { effectId: effect.effectId, recordedDigest: decision.recordedDigest, submittedDigest: effect.declaration.intentDigest });
+      case 'replay':
+        core.metrics.replayed(effect.tool.name);
+        return answered({ outcome: core.answer(current!, true), disposition: 'replayed' });
+      case 'in-flight':
+        return answered({ outcome: core.answer(current!, true), disposition: 'in-flight' });
+      case 'retry-same-key':
+      case 'hold-unknown':
+        return { answer: { kind: 'reconcile' } };
+      case 'declare': {
+        // The content index: a new step that repeats a done or open effect is held, never sent,
+        // unless the repeat is declared.
+        const match = effect.declaration.repeat ? undefined : await this.contentMatch(effect, workflow);
+        if (!match) return claim();
+        const now = core.now();
+        const held: EffectHeld = { type: 'EffectHeld', v: 1, at: now, effectId: effect.effectId, matchedEffectId: match.effect.effectId, matchedStep: match.effect.declared.step, scope: match.scope, ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}) };
+        return {
+          append: [{ ...effect.declaration, at: now }, held],
+          answer: (next) => {
+            core.metrics.held(effect.tool.name);
+            return { kind: 'answer', answer: { outcome: core.answer(next.effects.get(effect.effectId)!, false, match.effect), disposition: 'held' } };
+          },
+        };
+      }
+      case 'held': {
+        const matched = await this.matchedEffect(current!, workflow);
+        if (matched && holdsBack(matched, core.now())) return answered({ outcome: core.answer(current!, true, matched), disposition: 'held' });
+        // What it was held against proved not to have happened: this step may go.
+        return { append: [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason: `step ${current!.heldBy!.step} did not happen` }], answer: () => ({ kind: 'again' }) };
+      }
+      case 'claim':
+        return claim();
+    }
   }
 
   private async contentMatch(effect: PreparedCommand, workflow: WorkflowState): Promise<{ effect: EffectState; scope: 'workflow' | 'tenant' } | undefined> {
     const now = this.core.now();
     const key = effect.declaration.contentKey!;
-    const local = findContentMatch(workflow.effects.values(), key, effect.effectId, now);
+    const local = findContentMatch((workflow.byContent.get(key) ?? []).map((id) => workflow.effects.get(id)!), key, effect.effectId, now);
     if (local) return { effect: local, scope: 'workflow' };
     const other = await this.core.deps.tenantContentIndex?.find(effect.declaration.tenant, key, effect.effectId, now);
     return other ? { effect: other.effect, scope: 'tenant' } : undefined;

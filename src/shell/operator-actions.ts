@@ -1,8 +1,8 @@
 import { effectStatus, type EffectState } from '../core/effect-state.js';
-import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { EffectResolved } from '../core/events.js';
+import { EffectdError } from '../core/errors.js';
+import type { AttemptStarted, EffectReleased, EffectResolved } from '../core/events.js';
 import { workflowStream } from '../core/streams.js';
-import { MAX_RACES, type ShellAnswer, type ShellCore } from './shell-core.js';
+import { accepts, type ShellAnswer, type ShellCore } from './shell-core.js';
 
 export type Resolution = Pick<EffectResolved, 'resolvedBy' | 'outcome' | 'reason'> & { receipt?: string };
 
@@ -11,47 +11,39 @@ export class OperatorActions {
   constructor(private readonly core: ShellCore) {}
 
   /** Settles an escalated, terminal or unknown effect with what the operator found: who, what, and the evidence. */
-  async resolve(effect: EffectState, resolution: Resolution): Promise<EffectState> {
+  resolve(effect: EffectState, resolution: Resolution): Promise<EffectState> {
     const { core } = this;
-    const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
+    return core.update(workflowStream(effect.declared.tenant, effect.declared.workflowId), (workflow) => {
       const current = workflow.effects.get(effect.effectId)!;
       const event: EffectResolved = { type: 'EffectResolved', v: 1, at: core.now(), effectId: effect.effectId, ...resolution };
-      try {
-        const next = (await core.append(stream, workflow, [event])).effects.get(effect.effectId)!;
-        core.metrics.resolved(resolution.outcome);
-        if (next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, event.at - next.unknownSince);
-        return next;
-      } catch (error) {
-        if (isEffectdError(error, 'concurrency_conflict')) continue;
-        if (isEffectdError(error, 'illegal_transition')) {
-          throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}: only an escalated, terminal or unknown effect can be resolved`);
-        }
-        throw error;
+      if (!accepts(workflow, [event])) {
+        throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}: only an escalated, terminal or unknown effect can be resolved`);
       }
-    }
-    throw new Error(`effect ${effect.effectId}: could not record the resolution after ${MAX_RACES} races`);
+      return {
+        append: [event],
+        answer: (after) => {
+          const next = after.effects.get(effect.effectId)!;
+          core.metrics.resolved(resolution.outcome);
+          if (next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, event.at - next.unknownSince);
+          return next;
+        },
+      };
+    });
   }
 
-  /** Lets a held effect go (a repeat the agent should have declared): it is dispatched now. */
+  /** Lets a held effect go (a repeat the agent should have declared): released and claimed in one append, then dispatched. */
   async release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer> {
     const { core } = this;
     const stream = workflowStream(effect.declared.tenant, effect.declared.workflowId);
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = await core.read(stream);
+    const { prepared, started } = await core.update(stream, (workflow) => {
       const current = workflow.effects.get(effect.effectId)!;
       if (current.recordedStatus !== 'held') throw new EffectdError('illegal_transition', `effect ${effect.effectId} is ${effectStatus(current, core.now())}, not held`);
-      try {
-        const released = await core.append(stream, workflow, [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy, reason }]);
-        const prepared = core.prepared(released.effects.get(effect.effectId)!, stream);
-        if (!prepared) throw new EffectdError('unknown_tool', `tool ${effect.declared.tool} is no longer configured`);
-        const answer = await core.claimAndDispatch(prepared, released, released.effects.get(effect.effectId));
-        if (answer) return answer;
-      } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-      }
-    }
-    throw new Error(`effect ${effect.effectId}: could not release after ${MAX_RACES} races`);
+      const prepared = core.prepared(current, stream);
+      if (!prepared) throw new EffectdError('unknown_tool', `tool ${effect.declared.tool} is no longer configured`);
+      const released: EffectReleased = { type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy, reason };
+      const claim = core.claimEvents(prepared, { ...current, recordedStatus: 'declared' });
+      return { append: [released, ...claim], answer: () => ({ prepared, started: claim[claim.length - 1] as AttemptStarted }) };
+    });
+    return core.dispatchAndRecord(prepared, started);
   }
 }

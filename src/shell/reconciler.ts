@@ -1,11 +1,14 @@
 import { currentAttempt, effectStatus, type EffectState } from '../core/effect-state.js';
-import { isEffectdError } from '../core/errors.js';
-import type { LedgerEvent, ReconciliationChecked } from '../core/events.js';
+import type { EffectEscalated, ReconciliationChecked } from '../core/events.js';
 import { decideInlineReconcile, decideReconcile, type ReconcilePolicy, type ReconcileStep } from '../core/reconcile-decision.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { LookupResult } from '../providers/http-provider.js';
 import type { Tool } from '../providers/tool-registry.js';
-import { MAX_RACES, type PreparedEffect, type ShellAnswer, type ShellCore } from './shell-core.js';
+import { accepts, type PreparedEffect, type ShellAnswer, type ShellCore } from './shell-core.js';
+import type { Decision } from './workflow-store.js';
+
+/** Rounds of one reconciliation step: an inline lookup or a lost resend claim adds one. */
+const MAX_ROUNDS = 4;
 
 export function reconcilePolicy(tool: Tool): ReconcilePolicy {
   const lookup = tool.spec.lookup;
@@ -31,7 +34,8 @@ export class Reconciler {
   /** Takes the next step for one effect; answers with where it stands afterwards. */
   async step(stream: string, effectId: string, mode: 'scheduled' | 'inline'): Promise<ShellAnswer | undefined> {
     let lookedUp = false;
-    for (let race = 0; race < MAX_RACES; race++) {
+    // Each round decides on the state as it is now; a lookup (inline) or a lost resend claim leads to one more.
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const workflow = await this.core.read(stream);
       const effect = workflow.effects.get(effectId);
       if (!effect) return undefined;
@@ -40,40 +44,35 @@ export class Reconciler {
       const now = this.core.now();
       const policy = reconcilePolicy(prepared.tool);
       const step: ReconcileStep = mode === 'scheduled' ? decideReconcile(effect, now, policy) : decideInlineReconcile(effect, now, policy, lookedUp);
-      try {
-        switch (step.kind) {
-          case 'none':
-          case 'wait':
-            return { outcome: this.core.answer(effect, true), disposition: effectStatus(effect, now) === 'dispatching' ? 'in-flight' : 'held-unknown' };
-          case 'lookup': {
-            lookedUp = true;
-            const checked = await this.lookup(prepared, effect, workflow, policy);
-            const next = await this.record(stream, workflow, effect, checked);
-            if (checked.verdict === 'committed' || mode === 'scheduled') return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
-            continue;
-          }
-          case 'retry-same-key': {
-            const answer = await this.core.claimAndDispatch(prepared, workflow, effect);
-            if (!answer) continue;
-            return answer;
-          }
-          case 'not-committed': {
-            const proof: ReconciliationChecked = { type: 'ReconciliationChecked', v: 1, at: now, effectId, method: METHOD[policy.lookup as keyof typeof METHOD], asked: 'the settle window has passed', seen: step.why, verdict: 'not_committed' };
-            return { outcome: this.core.answer(await this.record(stream, workflow, effect, proof), false), disposition: 'reconciled' };
-          }
-          case 'escalate': {
-            const evidence = effect.checks.map((c) => `${new Date(c.at).toISOString()} ${c.method}: ${c.seen}`).join('; ') || 'no lookup possible';
-            const next = await this.record(stream, workflow, effect, { type: 'EffectEscalated', v: 1, at: now, effectId, reason: step.reason, evidence });
-            this.core.metrics.escalated(prepared.tool.name);
-            return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
-          }
+      switch (step.kind) {
+        case 'none':
+        case 'wait':
+          return { outcome: this.core.answer(effect, true), disposition: effectStatus(effect, now) === 'dispatching' ? 'in-flight' : 'held-unknown' };
+        case 'lookup': {
+          lookedUp = true;
+          const checked = await this.lookup(prepared, effect, workflow, policy);
+          const next = await this.record(stream, effectId, checked);
+          if (checked.verdict === 'committed' || mode === 'scheduled') return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
+          continue;
         }
-      } catch (error) {
-        if (isEffectdError(error, 'concurrency_conflict')) continue;
-        throw error;
+        case 'retry-same-key': {
+          const started = await this.core.claimResend(prepared, effect.attempts.length);
+          if (!started) continue;
+          return this.core.dispatchAndRecord(prepared, started);
+        }
+        case 'not-committed': {
+          const proof: ReconciliationChecked = { type: 'ReconciliationChecked', v: 1, at: now, effectId, method: METHOD[policy.lookup as keyof typeof METHOD], asked: 'the settle window has passed', seen: step.why, verdict: 'not_committed' };
+          return { outcome: this.core.answer(await this.record(stream, effectId, proof), false), disposition: 'reconciled' };
+        }
+        case 'escalate': {
+          const evidence = effect.checks.map((c) => `${new Date(c.at).toISOString()} ${c.method}: ${c.seen}`).join('; ') || 'no lookup possible';
+          const next = await this.record(stream, effectId, { type: 'EffectEscalated', v: 1, at: now, effectId, reason: step.reason, evidence });
+          return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
+        }
       }
     }
-    throw new Error(`effect ${effectId}: reconciliation lost ${MAX_RACES} races on ${stream}`);
+    const effect = (await this.core.read(stream)).effects.get(effectId)!;
+    return { outcome: this.core.answer(effect, true), disposition: 'held-unknown' };
   }
 
   private async lookup(prepared: PreparedEffect, effect: EffectState, workflow: WorkflowState, policy: ReconcilePolicy): Promise<ReconciliationChecked> {
@@ -90,10 +89,23 @@ export class Reconciler {
     return { ...base, asked: result.asked, seen: result.seen, verdict: 'committed', receipt };
   }
 
-  private async record(stream: string, workflow: WorkflowState, effect: EffectState, event: LedgerEvent): Promise<EffectState> {
-    const next = (await this.core.append(stream, workflow, [event])).effects.get(effect.effectId)!;
-    if (event.type === 'ReconciliationChecked') this.core.metrics.reconciliationCheck(effect.declared.tool, event.verdict);
-    if (next.settledAt !== undefined && next.unknownSince !== undefined) this.core.metrics.leftUnknown(effect.declared.tool, next.settledAt - next.unknownSince);
-    return next;
+  /**
+   * Records what reconciliation found, on the state as it is when it lands: if the effect moved on
+   * meanwhile (settled by a resend or a human), the finding is moot and the ledger's word stands.
+   */
+  private record(stream: string, effectId: string, event: ReconciliationChecked | EffectEscalated): Promise<EffectState> {
+    return this.core.update(stream, (workflow): Decision<EffectState> => {
+      if (!accepts(workflow, [event])) return { answer: workflow.effects.get(effectId)! };
+      return {
+        append: [event],
+        answer: (after) => {
+          const next = after.effects.get(effectId)!;
+          if (event.type === 'ReconciliationChecked') this.core.metrics.reconciliationCheck(next.declared.tool, event.verdict);
+          else this.core.metrics.escalated(next.declared.tool);
+          if (next.settledAt !== undefined && next.unknownSince !== undefined) this.core.metrics.leftUnknown(next.declared.tool, next.settledAt - next.unknownSince);
+          return next;
+        },
+      };
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../core/canonical-json.js';
 import { effectStatus } from '../core/effect-state.js';
-import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { compensationStepKey, type SagaDefinition } from '../core/saga/saga-definition.js';
@@ -8,6 +8,7 @@ import { decideSaga, DEFAULT_COMPENSATION_RETRY, latestSlot, type CompensationRe
 import { workflowStream } from '../core/streams.js';
 import type { EffectShell } from './effect-shell.js';
 import type { SagaRegistry } from './saga-registry.js';
+import type { Decision } from './workflow-store.js';
 import { noopSagaMetrics, type SagaMetrics } from '../metrics/saga-metrics.js';
 
 export interface SagaStepView {
@@ -30,7 +31,14 @@ export interface SagaView {
   steps: SagaStepView[];
 }
 
+/** Steps, compensations and their retries of one saga advance; more means a defect. */
 const MAX_MOVES = 100;
+
+/** Where one move of a saga leaves it. */
+type Move =
+  | { kind: 'stop'; view: () => Promise<SagaView> }
+  | { kind: 'step'; saga: string; decision: Extract<SagaDecision, { kind: 'run-step' | 'compensate' }> }
+  | { kind: 'moved' };
 
 /**
  * Drives a saga forward from its workflow stream: each step is an effect through the shell with
@@ -42,26 +50,17 @@ export class SagaRunner {
   /** Starts (idempotently on the workflowId) and advances a saga as far as it can go now. */
   async start(tenant: string, workflowId: string, name: string, rawInput: unknown, startedBy: string): Promise<SagaView> {
     const saga = this.sagas.get(name);
-    if (!saga) throw new EffectdError('not_found', `no saga "${name}"; registered sagas: ${this.sagas.names().join(', ')}`);
+    if (!saga) throw new EffectdError('not_found', `no saga "${name}"; registered sagas: ${this.sagas.names().join(', ') || 'none'}`, { saga: name });
     const parsed = saga.input.safeParse(rawInput);
     if (!parsed.success) throw invalidCommand(`input does not fit saga ${name}`, parsed.error.issues, ['input']);
     const { core } = this.shell;
-    const stream = workflowStream(tenant, workflowId);
-    for (let race = 0; race < 20; race++) {
-      const workflow = await core.read(stream);
-      if (workflow.saga) {
-        const same = workflow.saga.started.saga === name && canonicalJson(workflow.saga.started.input) === canonicalJson(parsed.data);
-        if (!same) throw new EffectdError('intent_conflict', `workflow ${workflowId} already runs saga ${workflow.saga.started.saga} with other input; a new saga needs a new workflowId`);
-        return this.advance(tenant, workflowId);
-      }
-      try {
-        await core.append(stream, workflow, [{ type: 'SagaStarted', v: 1, at: core.now(), saga: name, version: saga.version, tenant, workflowId, input: parsed.data, startedBy }]);
-        return this.advance(tenant, workflowId);
-      } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-      }
-    }
-    throw new Error(`workflow ${workflowId}: could not start saga ${name}`);
+    await core.update(workflowStream(tenant, workflowId), (workflow) => {
+      if (!workflow.saga) return { append: [{ type: 'SagaStarted', v: 1, at: core.now(), saga: name, version: saga.version, tenant, workflowId, input: parsed.data, startedBy }], answer: () => undefined };
+      const same = workflow.saga.started.saga === name && canonicalJson(workflow.saga.started.input) === canonicalJson(parsed.data);
+      if (!same) throw new EffectdError('intent_conflict', `workflow ${workflowId} already runs saga ${workflow.saga.started.saga} with other input; a new saga needs a new workflowId`, { workflowId, saga: workflow.saga.started.saga });
+      return { answer: undefined };
+    });
+    return this.advance(tenant, workflowId);
   }
 
   /** Takes every step that can be taken now; stops when the saga waits on an unknown step or finishes. */
@@ -69,37 +68,35 @@ export class SagaRunner {
     const { core } = this.shell;
     const stream = workflowStream(tenant, workflowId);
     for (let move = 0; move < MAX_MOVES; move++) {
-      const workflow = await core.read(stream);
-      const { saga, input } = this.definitionOf(workflow, workflowId);
-      const decision = decideSaga(saga, input, workflow, core.now(), (key, slot) => this.effectId(tenant, workflowId, key, slot), this.retry);
-      switch (decision.kind) {
-        case 'finished':
-          return this.view(tenant, workflowId, saga, input, workflow);
-        case 'wait':
-          return this.view(tenant, workflowId, saga, input, workflow, decision);
-        case 'run-step':
-        case 'compensate':
-          if (decision.kind === 'compensate') this.metrics.compensation(decision.tool);
-          await this.shell.execute({ tenant, workflowId, step: decision.stepKey, ...(decision.kind === 'compensate' ? { slot: String(decision.slot) } : {}), tool: decision.tool, args: decision.args, principal: `saga:${saga.name}` }).catch((error: unknown) => {
-            if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-          });
-          continue;
-        case 'begin-compensation':
-        case 'finish': {
-          const event = decision.kind === 'finish'
-            ? { type: 'SagaFinished' as const, v: 1 as const, at: core.now(), outcome: decision.outcome, reason: decision.reason }
-            : { type: 'SagaCompensating' as const, v: 1 as const, at: core.now(), failedStep: decision.failedStep, reason: decision.reason };
-          try {
-            await core.append(stream, workflow, [event]);
-            if (decision.kind === 'finish') this.metrics.sagaRun(saga.name, decision.outcome);
-          } catch (error) {
-            if (!isEffectdError(error, 'concurrency_conflict') && !isEffectdError(error, 'illegal_transition')) throw error;
-          }
-          continue;
+      // One move: decide on the stream as it is; saga events are appended by the decision itself
+      // (re-decided by the store on a lost race), steps run as effects through the shell.
+      const next = await core.update(stream, (workflow): Decision<Move> => {
+        const { saga, input } = this.definitionOf(workflow, workflowId);
+        const decision = decideSaga(saga, input, workflow, core.now(), (key, slot) => this.effectId(tenant, workflowId, key, slot), this.retry);
+        switch (decision.kind) {
+          case 'finished':
+          case 'wait':
+            return { answer: { kind: 'stop', view: () => this.view(tenant, workflowId, saga, input, workflow, decision.kind === 'wait' ? decision : undefined) } };
+          case 'run-step':
+          case 'compensate':
+            return { answer: { kind: 'step', saga: saga.name, decision } };
+          case 'begin-compensation':
+            return { append: [{ type: 'SagaCompensating', v: 1, at: core.now(), failedStep: decision.failedStep, reason: decision.reason }], answer: () => ({ kind: 'moved' }) };
+          case 'finish':
+            return { append: [{ type: 'SagaFinished', v: 1, at: core.now(), outcome: decision.outcome, reason: decision.reason }], answer: () => {
+              this.metrics.sagaRun(saga.name, decision.outcome);
+              return { kind: 'moved' };
+            } };
         }
-      }
+      });
+      if (next.kind === 'stop') return next.view();
+      if (next.kind === 'moved') continue;
+      const { decision } = next;
+      if (decision.kind === 'compensate') this.metrics.compensation(decision.tool);
+      const command = { workflowId, step: decision.stepKey, ...(decision.kind === 'compensate' ? { slot: String(decision.slot) } : {}), tool: decision.tool, args: decision.args };
+      await this.shell.execute(command, { tenant, actor: `saga:${next.saga}` });
     }
-    throw new Error(`saga of workflow ${workflowId} did not settle after ${MAX_MOVES} moves`);
+    throw new EffectdError('internal', `saga of workflow ${workflowId} did not settle after ${MAX_MOVES} moves; this is a defect`, { workflowId });
   }
 
   async view(tenant: string, workflowId: string, ...known: [SagaDefinition<any>, unknown, WorkflowState, SagaDecision?] | []): Promise<SagaView> {

@@ -10,6 +10,7 @@ import type { Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
 import { dispatch as httpDispatch, lookup as httpLookup, type DispatchInput, type LookupResult } from '../providers/http-provider.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
+import { WorkflowStore, type Decision } from './workflow-store.js';
 
 export type Dispatcher = (tool: Tool, input: DispatchInput) => Promise<DispatchResult>;
 export type Looker = (tool: Tool, input: DispatchInput) => Promise<LookupResult>;
@@ -27,6 +28,8 @@ export interface ShellDeps {
   leaseMarginMs?: number;
   /** Finds an effect of the same content in the tenant's other workflows (the content index's tenant window). */
   tenantContentIndex?: TenantContentIndex;
+  /** At most this many effects held in the workflow store's cache (default 50,000). */
+  maxCachedEffects?: number;
 }
 
 export interface TenantContentIndex {
@@ -49,17 +52,27 @@ export interface PreparedEffect {
   declaration: Omit<EffectDeclared, 'at'>;
 }
 
-export const MAX_RACES = 20;
+/** Whether the rules accept these events on this state (the fold is the judge; nothing is written). */
+export function accepts(workflow: WorkflowState, events: readonly LedgerEvent[]): boolean {
+  try {
+    foldWorkflow(events, workflow);
+    return true;
+  } catch (error) {
+    if (isEffectdError(error, 'illegal_transition')) return false;
+    throw error;
+  }
+}
 
 /**
- * The primitives both the submission path and the reconciler use: read and fold a stream,
- * append checked events at the revision they were decided on, claim-dispatch-record.
+ * The primitives both the submission path and the reconciler use: the workflow store (read,
+ * decide, append at the revision decided on), claim-dispatch-record, and the agent's answer.
  */
 export class ShellCore {
   readonly now: () => number;
   readonly dispatcher: Dispatcher;
   readonly looker: Looker;
   readonly metrics: ShellMetrics;
+  readonly store: WorkflowStore;
   private readonly leaseMarginMs: number;
 
   constructor(readonly deps: ShellDeps) {
@@ -68,19 +81,18 @@ export class ShellCore {
     this.looker = deps.looker ?? httpLookup;
     this.metrics = deps.metrics ?? noopShellMetrics;
     this.leaseMarginMs = deps.leaseMarginMs ?? 2_000;
+    this.store = new WorkflowStore(deps.ledger, {
+      ...(deps.maxCachedEffects !== undefined ? { maxCachedEffects: deps.maxCachedEffects } : {}),
+      onAppend: (kind, ms) => this.metrics.ledgerAppend(kind, ms),
+    });
   }
 
-  async read(stream: string): Promise<WorkflowState> {
-    return foldWorkflow((await this.deps.ledger.readStream(stream)).map((r) => r.event));
+  read(stream: string): Promise<WorkflowState> {
+    return this.store.read(stream);
   }
 
-  /** Checks the events against the rules, appends them at the revision they were decided on, returns the new state. */
-  async append(stream: string, workflow: WorkflowState, events: LedgerEvent[]): Promise<WorkflowState> {
-    const next = foldWorkflow(events, workflow);
-    const started = performance.now();
-    await this.deps.ledger.append(stream, events, workflow.revision);
-    this.metrics.ledgerAppend(this.deps.ledger.kind, performance.now() - started);
-    return next;
+  update<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
+    return this.store.update(stream, decide);
   }
 
   /** The effect rebuilt from its declaration, for work that starts from the ledger (reconciler, resend). */
@@ -96,23 +108,11 @@ export class ShellCore {
   }
 
   /**
-   * Claims (declaring first if new) with the expected revision, dispatches once, records the outcome.
-   * Returns undefined when the claim lost a race: the caller re-reads and decides again.
+   * The events that claim the effect for a new attempt (declaring it first when it is new): the
+   * decision part of a claim, appended by the caller's `update`.
    */
-  async claimAndDispatch(effect: PreparedEffect, workflow: WorkflowState, current: EffectState | undefined): Promise<ShellAnswer | undefined> {
+  claimEvents(effect: PreparedEffect, current: EffectState | undefined): LedgerEvent[] {
     const now = this.now();
-    const claim = this.claimEvents(effect, current, now);
-    let claimed: WorkflowState;
-    try {
-      claimed = await this.append(effect.stream, workflow, claim);
-    } catch (error) {
-      if (isEffectdError(error, 'concurrency_conflict')) return undefined;
-      throw error;
-    }
-    return this.dispatchAndRecord(effect, claim[claim.length - 1] as AttemptStarted, claimed);
-  }
-
-  private claimEvents(effect: PreparedEffect, current: EffectState | undefined, now: number): LedgerEvent[] {
     const events: LedgerEvent[] = [];
     if (!current) events.push({ ...effect.declaration, at: now });
     const previous = current ? currentAttempt(current)?.started : undefined;
@@ -127,7 +127,22 @@ export class ShellCore {
     return events;
   }
 
-  private async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted, claimed: WorkflowState): Promise<ShellAnswer> {
+  /**
+   * A resend of an effect seen with `seenAttempts` attempts: claimed only if nobody moved it
+   * meanwhile and the rules allow it (unknown, same key, key alive). Undefined: decide again.
+   */
+  claimResend(effect: PreparedEffect, seenAttempts: number): Promise<AttemptStarted | undefined> {
+    return this.update(effect.stream, (workflow) => {
+      const current = workflow.effects.get(effect.effectId);
+      if (!current || current.attempts.length !== seenAttempts) return { answer: undefined };
+      const claim = this.claimEvents(effect, current);
+      if (!accepts(workflow, claim)) return { answer: undefined };
+      return { append: claim, answer: () => claim[claim.length - 1] as AttemptStarted };
+    });
+  }
+
+  /** Dispatches a claimed attempt once and records its outcome before anyone is told. */
+  async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted): Promise<ShellAnswer> {
     const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey));
     this.metrics.providerCall(effect.tool.name, result.latencyMs);
     const classification = classifyDispatch(result, effect.tool.classification);
@@ -139,26 +154,19 @@ export class ShellCore {
       ...(classification.neverSent ? { neverSent: true as const } : {}),
       replayed: classification.replayed, reason: classification.reason, latencyMs: Math.round(result.latencyMs * 1000) / 1000,
     };
-    // Record before anyone is told. Other effects of the workflow may have appended meanwhile:
-    // then re-read and append again until it lands or the rules say the effect moved on.
-    for (let race = 0; race < MAX_RACES; race++) {
-      const workflow = race === 0 ? claimed : await this.read(effect.stream);
-      try {
-        const recorded = await this.append(effect.stream, workflow, [finished]);
-        const after = recorded.effects.get(effect.effectId)!;
-        // A same-key resend can settle an unknown effect too: that ends its time in unknown.
-        if (after.settledAt === finished.at && after.unknownSince !== undefined) this.metrics.leftUnknown(effect.tool.name, finished.at - after.unknownSince);
-        return { outcome: this.answer(after, false), disposition: 'dispatched' };
-      } catch (error) {
-        if (isEffectdError(error, 'concurrency_conflict')) continue;
-        if (isEffectdError(error, 'illegal_transition')) {
-          // Settled meanwhile (a human, or a newer attempt): the ledger's word stands.
-          return { outcome: this.answer(workflow.effects.get(effect.effectId)!, true), disposition: 'replayed' };
-        }
-        throw error;
-      }
-    }
-    throw new Error(`effect ${effect.effectId}: could not record the outcome of attempt ${started.attempt} after ${MAX_RACES} races`);
+    return this.update(effect.stream, (workflow): Decision<ShellAnswer> => {
+      // Settled meanwhile (a human, or a newer attempt): the ledger's word stands.
+      if (!accepts(workflow, [finished])) return { answer: { outcome: this.answer(workflow.effects.get(effect.effectId)!, true), disposition: 'replayed' } };
+      return {
+        append: [finished],
+        answer: (recorded) => {
+          const after = recorded.effects.get(effect.effectId)!;
+          // A same-key resend can settle an unknown effect too: that ends its time in unknown.
+          if (after.settledAt === finished.at && after.unknownSince !== undefined) this.metrics.leftUnknown(effect.tool.name, finished.at - after.unknownSince);
+          return { outcome: this.answer(after, false), disposition: 'dispatched' };
+        },
+      };
+    });
   }
 
   answer(effect: EffectState, replayed: boolean, matched?: EffectState): AgentOutcome {

@@ -6,7 +6,7 @@ import { summarizeWorkflows } from '../../src/runtime/workflow-summaries.js';
 const NOW = 1_000_000;
 function effect(id: string, tool: string, status: EffectState['recordedStatus'], extra: Partial<EffectState> = {}, workflowId = 'wf-1'): EffectState {
   return {
-    effectId: id, recordedStatus: status, attempts: [], checks: [], lastEventAt: NOW - 1_000,
+    effectId: id, recordedStatus: status, attempts: [], checks: [], lastEventAt: NOW - 1_000, log: [],
     declared: { type: 'EffectDeclared', v: 1, at: NOW - 60_000, effectId: id, tenant: 'default', workflowId, step: id, slot: '0', tool, contractVersion: 1, intentDigest: 'd', args: {}, target: 't', principal: 'agent' },
     ...extra,
   };

@@ -14,7 +14,7 @@ describe('wire codec (proto3 canonical JSON)', () => {
     const byName = decodeCommand(bytes({ workflow_id: 'wf-1', step: '3', tool: 'payments.charge', args: { invoiceId: 'I', amount: 4900 } }));
     expect(byIndex.ok && byName.ok).toBe(true);
     if (!byIndex.ok || !byName.ok) return;
-    expect(effectCommand.parse(byIndex.command)).toMatchObject({ tenant: 'default', workflowId: 'wf-1', step: '3', slot: '0', principal: 'anonymous', replyTopic: 'replies' });
+    expect(effectCommand.parse(byIndex.command)).toMatchObject({ workflowId: 'wf-1', step: '3', slot: '0', replyTopic: 'replies' });
     expect(effectCommand.parse(byName.command).step).toBe('3');
     expect(byIndex.envelope).toEqual({ workflowId: 'wf-1', correlationId: 'c1', replyTopic: 'replies', trace: { traceparent: '00-abc-def-01' } });
   });
@@ -47,7 +47,7 @@ describe('wire codec (proto3 canonical JSON)', () => {
 
   it('encodes the three-state outcome and refusals as effectd.v1.EffectOutcome', () => {
     const declared = { type: 'EffectDeclared', v: 1, at: 1_000, effectId: 'eff_1', tenant: 'default', workflowId: 'w', step: '1', slot: '0', tool: 'payments.charge', contractVersion: 1, intentDigest: 'd', args: {}, target: 'invoice I', principal: 'p' } as const;
-    const unknown = agentOutcome({ effectId: 'eff_1', declared, recordedStatus: 'unknown', attempts: [], checks: [], lastEventAt: 1_000 }, { now: 2_000, replayed: false, expectAnswerAt: Date.UTC(2030, 0, 1) });
+    const unknown = agentOutcome({ effectId: 'eff_1', declared, recordedStatus: 'unknown', attempts: [], checks: [], lastEventAt: 1_000, log: [declared] }, { now: 2_000, replayed: false, expectAnswerAt: Date.UTC(2030, 0, 1) });
     const wire = decodeOutcome(encodeOutcome(unknown, { correlationId: 'c', workflowId: 'w', step: '1', slot: '0' }));
     expect(wire).toMatchObject({ status: AgentStatus.UNKNOWN, effectId: 'eff_1', correlationId: 'c', reference: 'eff_1' });
     expect(JSON.parse(encodeOutcome(unknown, {})).expectAnswerBy).toBe('2030-01-01T00:00:00Z');

@@ -1,0 +1,288 @@
+import { recordedOutcome, type AgentOutcome } from '../core/agent-outcome.js';
+import { effectStatus, unknownSinceAt, type EffectState } from '../core/effect-state.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
+import { isEffectEvent } from '../core/events.js';
+import type { WorkflowState } from '../core/fold.js';
+import type { EffectAddress } from '../core/identity.js';
+import { workflowStream } from '../core/streams.js';
+import type { Ledger } from '../ledger/ledger.port.js';
+import type { CredentialBook } from '../runtime/credentials.js';
+import { describeEvent } from '../runtime/timeline.js';
+import { summarizeWorkflows } from '../runtime/workflow-summaries.js';
+import type { EffectShell, Disposition } from '../shell/effect-shell.js';
+import { sagaNameOf, sagaOutcome } from '../shell/saga-outcome.js';
+import type { SagaRegistry } from '../shell/saga-registry.js';
+import type { SagaRunner, SagaView } from '../shell/saga-runner.js';
+import { callerOf, canSeeTenant, tenantOf, type Caller, type Ingress } from './caller.js';
+import { decisionInput, effectListQuery, releaseInput, resolutionInput, sagaStartInput, workflowIdField, workflowListQuery } from './inputs.js';
+
+/** Where the gateway finds effects it is asked about, without reading the whole ledger. */
+export interface EffectIndex {
+  /** The stream of an effect, by its id (an index, or the recent and open views). */
+  locate(effectId: string): Promise<string | undefined>;
+  /** Every effect not settled for good (unknown, in flight, escalated, terminal, held, declared). */
+  open(): Iterable<EffectState>;
+  /** The most recently active effects, at most `recentLimit` of them. */
+  recent(): Iterable<EffectState>;
+  /** An effect from the open or recent views, as of the last catch-up (no ledger read). */
+  known(effectId: string): EffectState | undefined;
+  readonly recentLimit: number;
+}
+
+export interface GatewayParts {
+  shell: EffectShell;
+  sagaRunner: SagaRunner;
+  sagas: SagaRegistry;
+  credentials: CredentialBook;
+  ledger: Ledger;
+  effects: EffectIndex;
+  now: () => number;
+}
+
+/** What a submission came to: the three-state outcome, how the shell got there, and where the effect sits. */
+export interface Submitted {
+  outcome: AgentOutcome;
+  disposition: Disposition | 'saga';
+  address: EffectAddress;
+}
+
+/** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
+const OPEN_STATES: ReadonlySet<string> = new Set(['declared', 'dispatching', 'unknown', 'escalated', 'terminal_failure', 'held']);
+const ATTENTION = ['escalated', 'terminal_failure'];
+
+/**
+ * The application layer: every use case, for every front door (HTTP, Kafka, MCP, CLI). It takes an
+ * authenticated caller, never a tenant or an actor from the payload, and answers in effectd's own
+ * terms (outcomes, views, coded errors); transports only map those to their wire.
+ */
+export class Gateway {
+  constructor(private readonly parts: GatewayParts) {}
+
+  /** The caller behind a credential, or `unauthorized`. */
+  authenticate(token: string | undefined, ingress: Ingress): Caller {
+    if (!token) throw new EffectdError('unauthorized', 'missing credentials: send the bearer token of an effectd credential (the embedded default writes them to <data-dir>/credentials.json)');
+    const principal = this.parts.credentials.authenticate(token);
+    if (!principal) throw new EffectdError('unauthorized', 'unknown or revoked token');
+    return callerOf(principal, ingress);
+  }
+
+  /** An effect command; `tool: "saga:<name>"` starts that saga instead (args = its input). */
+  async submit(caller: Caller, raw: unknown): Promise<Submitted> {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new EffectdError('invalid_command', 'the command must be a JSON object (an effect command: workflowId, step, tool, args)');
+    const command = raw as Record<string, unknown>;
+    const tenant = tenantOf(caller, command.tenant);
+    const onBehalfOf = typeof command.principal === 'string' ? command.principal : undefined;
+    const sagaName = typeof command.tool === 'string' ? sagaNameOf(command.tool) : undefined;
+    if (sagaName !== undefined) return this.submitSaga(caller, tenant, sagaName, command);
+    const prepared = this.parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
+    const answer = await this.parts.shell.run(prepared);
+    return { ...answer, address: prepared.address };
+  }
+
+  private async submitSaga(caller: Caller, tenant: string, name: string, command: Record<string, unknown>): Promise<Submitted> {
+    const workflowId = workflowIdField.safeParse(command.workflowId);
+    if (!workflowId.success) throw invalidCommand('the command is malformed', workflowId.error.issues, ['workflowId']);
+    if (!this.parts.sagas.get(name)) {
+      throw new EffectdError('unknown_tool', `unknown tool "saga:${name}": no saga "${name}" is registered; registered sagas: ${this.parts.sagas.names().join(', ') || 'none'}`, { tool: `saga:${name}` });
+    }
+    const view = await this.parts.sagaRunner.start(tenant, workflowId.data, name, command.args, caller.name);
+    return { outcome: sagaOutcome(view), disposition: 'saga', address: { tenant, workflowId: workflowId.data, step: 'saga', slot: '0' } };
+  }
+
+  startSaga(caller: Caller, body: unknown): Promise<SagaView> {
+    const parsed = sagaStartInput.safeParse(body);
+    if (!parsed.success) throw invalidCommand('invalid saga start', parsed.error.issues);
+    const { saga, workflowId, input, tenant } = parsed.data;
+    return this.parts.sagaRunner.start(tenantOf(caller, tenant), workflowId, saga, input, caller.name);
+  }
+
+  saga(caller: Caller, workflowId: string, tenant?: string): Promise<SagaView> {
+    return this.parts.sagaRunner.view(tenantOf(caller, tenant), workflowId);
+  }
+
+  sagaDefinitions() {
+    const { sagas } = this.parts;
+    return {
+      sagas: sagas.names().map((name) => {
+        const saga = sagas.get(name)!;
+        return { name, version: saga.version, description: saga.description, steps: saga.steps.map((s) => ({ name: s.name, tool: s.tool, reversibility: s.reversibility, compensation: s.compensation?.name })) };
+      }),
+      unavailable: sagas.notAvailable().map(([name, why]) => ({ name, why })),
+    };
+  }
+
+  /** One effect, its state, outcome and every event about it (the evidence). */
+  async effect(caller: Caller, effectId: string) {
+    return this.detailed(await this.visibleEffect(caller, effectId));
+  }
+
+  /**
+   * Effects by state, newest first. States an unsettled effect is in (`attention` = escalated +
+   * terminal_failure, the operator queue) are listed completely; others come from the recent window.
+   */
+  effects(caller: Caller, query: unknown) {
+    const parsed = effectListQuery.safeParse(query);
+    if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
+    const { state, tenant, limit } = parsed.data;
+    if (tenant !== undefined) tenantOf(caller, tenant);
+    const wanted = state === 'attention' ? new Set(ATTENTION) : state ? new Set(state.split(',')) : undefined;
+    const complete = wanted !== undefined && [...wanted].every((s) => OPEN_STATES.has(s));
+    const now = this.parts.now();
+    const matching = [...(complete ? this.parts.effects.open() : this.parts.effects.recent())]
+      .filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant))
+      .filter((e) => !wanted || wanted.has(effectStatus(e, now)))
+      .sort((a, b) => b.lastEventAt - a.lastEventAt);
+    return {
+      effects: matching.slice(0, limit).map((e) => this.view(e)),
+      ...(matching.length > limit ? { cutShort: `${matching.length - limit} more match; narrow by state or tenant, or raise limit (at most 1000)` } : {}),
+      ...(complete ? {} : { window: `the ${this.parts.effects.recentLimit.toLocaleString('en-US')} most recently active effects; older ones are found by id (GET /v1/effects/:id) or by workflow` }),
+    };
+  }
+
+  /** Recent workflows the caller may see, most recently active first. */
+  workflows(caller: Caller, query: unknown) {
+    const parsed = workflowListQuery.safeParse(query);
+    if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
+    const { tenant, limit, attention } = parsed.data;
+    if (tenant !== undefined) tenantOf(caller, tenant);
+    const byId = new Map<string, EffectState>();
+    for (const e of this.parts.effects.recent()) byId.set(e.effectId, e);
+    for (const e of this.parts.effects.open()) byId.set(e.effectId, e);
+    const visible = [...byId.values()].filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
+    const all = summarizeWorkflows(visible, this.parts.now());
+    const wanted = attention === '1' || attention === 'true' ? all.filter((w) => w.needsOperator) : all;
+    const effects: Record<string, number> = {};
+    for (const w of all) for (const [state, n] of Object.entries(w.states)) effects[state] = (effects[state] ?? 0) + n;
+    return { total: wanted.length, effects, workflows: wanted.slice(0, limit), window: `workflows with an open effect or one among the ${this.parts.effects.recentLimit.toLocaleString('en-US')} most recently active effects` };
+  }
+
+  /** The workflow's timeline: every intent, attempt, check and outcome in order, and each effect's state. */
+  async workflow(caller: Caller, workflowId: string, tenantQuery?: string) {
+    const tenant = tenantOf(caller, tenantQuery);
+    const stream = workflowStream(tenant, workflowId);
+    const state = await this.parts.shell.core.read(stream);
+    if (state.revision < 0) throw new EffectdError('not_found', `no workflow ${workflowId} for tenant ${tenant}`, { workflowId, tenant });
+    // The one answer that is the whole stream: read it as recorded, with revisions and positions.
+    const recorded = await this.parts.ledger.readStream(stream);
+    const now = this.parts.now();
+    return {
+      tenant,
+      workflowId,
+      revision: state.revision,
+      effects: [...state.effects.values()].map((e) => ({
+        ...recordedOutcome(e, now, (id) => state.effects.get(id)), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length,
+        declaredAt: new Date(e.declared.at).toISOString(), declaredBy: e.declared.principal,
+        ...(e.declared.onBehalfOf ? { onBehalfOf: e.declared.onBehalfOf } : {}),
+        ...(unknownSinceAt(e, now) !== undefined ? { unknownSince: new Date(unknownSinceAt(e, now)!).toISOString() } : {}),
+        ...(e.settledAt !== undefined ? { settledAt: new Date(e.settledAt).toISOString() } : {}),
+        ...(e.resolvedBy ? { resolvedBy: e.resolvedBy } : {}),
+      })),
+      ...(state.saga ? { saga: await this.parts.sagaRunner.view(tenant, workflowId) } : {}),
+      timeline: recorded.map((r) => ({ revision: r.revision, position: r.position, at: new Date(r.event.at).toISOString(), type: r.event.type, effectId: isEffectEvent(r.event) ? r.event.effectId : undefined, summary: describeEvent(r.event), event: r.event })),
+    };
+  }
+
+  /** Journals the model's decision for a step before acting; `replayed` when the step was decided already. */
+  async decide(caller: Caller, workflowId: string, body: unknown) {
+    const parsed = decisionInput.safeParse(body);
+    if (!parsed.success) throw invalidCommand('invalid decision', parsed.error.issues);
+    const { tenant, ...input } = parsed.data;
+    const id = this.workflowId(workflowId);
+    const result = await this.parts.shell.journal.decide(tenantOf(caller, tenant), id, input, caller.name);
+    return { replayed: result.replayed, decision: decisionView(result.decision) };
+  }
+
+  async decisions(caller: Caller, workflowId: string, tenant?: string) {
+    const state = await this.state(caller, workflowId, tenant);
+    return { decisions: [...state.decisions.values()].map(decisionView) };
+  }
+
+  /**
+   * What the model is told about earlier steps, built from the ledger (facts, not its context
+   * window): each decided or executed step with its effects' three-state outcomes, in order.
+   */
+  async history(caller: Caller, workflowId: string, tenant?: string) {
+    const state = await this.state(caller, workflowId, tenant);
+    const now = this.parts.now();
+    const steps = new Map<string, { step: string; decision?: { tool: string; args: Record<string, unknown> }; outcomes: unknown[]; at: number }>();
+    for (const d of state.decisions.values()) steps.set(d.step, { step: d.step, decision: { tool: d.tool, args: d.args }, outcomes: [], at: d.at });
+    for (const e of state.effects.values()) {
+      const entry = steps.get(e.declared.step) ?? { step: e.declared.step, outcomes: [], at: e.declared.at };
+      const { status, receipt, message, effectId } = recordedOutcome(e, now, (id) => state.effects.get(id));
+      entry.outcomes.push({ slot: e.declared.slot, effectId, status, ...(receipt ? { receipt } : {}), message });
+      steps.set(e.declared.step, entry);
+    }
+    return { workflowId, steps: [...steps.values()].sort((a, b) => a.at - b.at).map(({ at: _at, ...rest }) => rest) };
+  }
+
+  /** An operator settles an escalated, terminal or unknown effect with what they found at the provider. */
+  async resolve(caller: Caller, effectId: string, body: unknown) {
+    this.operatorOnly(caller, 'resolve an effect');
+    const parsed = resolutionInput.safeParse(body);
+    if (!parsed.success) throw invalidCommand('invalid resolution', parsed.error.issues);
+    const effect = await this.visibleEffect(caller, effectId);
+    const { outcome, receipt, reason } = parsed.data;
+    const resolved = await this.parts.shell.operators.resolve(effect, { resolvedBy: caller.name, outcome: outcome === 'committed' ? 'committed' : 'failed_before_effect', reason, ...(receipt ? { receipt } : {}) });
+    return this.detailed(resolved);
+  }
+
+  /** An operator lets a held effect go (the repeat the agent should have declared): it is dispatched now. */
+  async release(caller: Caller, effectId: string, body: unknown): Promise<AgentOutcome> {
+    this.operatorOnly(caller, 'release a held effect');
+    const parsed = releaseInput.safeParse(body ?? {});
+    if (!parsed.success) throw invalidCommand('invalid release', parsed.error.issues);
+    const answer = await this.parts.shell.operators.release(await this.visibleEffect(caller, effectId), caller.name, parsed.data.reason);
+    return answer.outcome;
+  }
+
+  private operatorOnly(caller: Caller, what: string): void {
+    if (caller.role !== 'operator') throw new EffectdError('forbidden', `${caller.name} is an agent credential; only operator credentials may ${what}`);
+  }
+
+  private workflowId(raw: string): string {
+    const parsed = workflowIdField.safeParse(raw);
+    if (!parsed.success) throw invalidCommand('invalid workflow id', parsed.error.issues, ['workflowId']);
+    return parsed.data;
+  }
+
+  private state(caller: Caller, workflowId: string, tenant?: string): Promise<WorkflowState> {
+    return this.parts.shell.core.read(workflowStream(tenantOf(caller, tenant), this.workflowId(workflowId)));
+  }
+
+  private async visibleEffect(caller: Caller, effectId: string): Promise<EffectState> {
+    const stream = await this.parts.effects.locate(effectId);
+    const effect = stream ? (await this.parts.shell.core.read(stream)).effects.get(effectId) : undefined;
+    if (!effect) throw new EffectdError('not_found', `no effect ${effectId}`, { effectId });
+    if (!canSeeTenant(caller, effect.declared.tenant)) throw new EffectdError('forbidden', `effect ${effectId} belongs to another tenant`, { effectId });
+    return effect;
+  }
+
+  /** The effect with its whole history: every intent, attempt, check, escalation and resolution, in order. */
+  private async detailed(effect: EffectState) {
+    const matched = effect.heldBy ? await this.matched(effect) : undefined;
+    return { ...this.view(effect, matched), args: effect.declared.args, evidence: effect.log.map((e) => ({ at: new Date(e.at).toISOString(), type: e.type, summary: describeEvent(e) })) };
+  }
+
+  private async matched(effect: EffectState): Promise<EffectState | undefined> {
+    const by = effect.heldBy!;
+    return (await this.parts.shell.core.read(workflowStream(effect.declared.tenant, by.workflowId ?? effect.declared.workflowId))).effects.get(by.effectId);
+  }
+
+  private view(effect: EffectState, matched?: EffectState) {
+    const { tenant, workflowId, step, slot, principal, onBehalfOf } = effect.declared;
+    const now = this.parts.now();
+    const held = matched ?? (effect.heldBy ? this.parts.effects.known(effect.heldBy.effectId) : undefined);
+    return {
+      ...recordedOutcome(effect, now, () => held),
+      tenant, workflowId, step, slot, declaredBy: principal, ...(onBehalfOf ? { onBehalfOf } : {}), attempts: effect.attempts.length,
+      ...(effect.unknownSince !== undefined ? { unknownSince: new Date(effect.unknownSince).toISOString() } : {}),
+      ...(effect.resolvedBy ? { resolvedBy: effect.resolvedBy } : {}),
+    };
+  }
+}
+
+function decisionView(d: { step: string; tool: string; args: Record<string, unknown>; decidedBy?: string; recordedBy?: string; at: number }) {
+  return { step: d.step, tool: d.tool, args: d.args, decidedBy: d.decidedBy, ...(d.recordedBy ? { recordedBy: d.recordedBy } : {}), at: new Date(d.at).toISOString() };
+}
+
+export type { Caller, Ingress } from './caller.js';
