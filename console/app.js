@@ -320,7 +320,8 @@ async function effectView(effectId) {
     const lastAt = Date.parse(effect.evidence[effect.evidence.length - 1].at);
     clear(facts, 
       fact('effect id', effect.effectId, { class: 'fact-value mono' }),
-      fact('declared by', effect.declaredBy),
+      fact('declared by', effect.declaredBy, { 'data-testid': 'declared-by' }),
+      effect.onBehalfOf ? fact('on behalf of', `${effect.onBehalfOf} (claimed by the command, not authenticated)`, { 'data-testid': 'on-behalf-of' }) : null,
       fact('attempts', String(effect.attempts)),
       fact('receipt', effect.receipt ?? '—', { class: 'fact-value mono', 'data-testid': 'receipt-value' }),
       since !== undefined ? fact(closed ? 'was unknown for' : 'unknown for', duration((closed ? lastAt : now) - since), { class: `fact-value${closed ? '' : ' warn-text'}`, 'data-testid': 'unknown-for' }) : null,

@@ -1,7 +1,7 @@
 import { apiTarget, callApi, targetHelp, targetOptions } from './api-client.js';
 import type { CommandSpec } from './cli-kit.js';
 
-interface EffectView { effectId: string; state: string; tool: string; target: string; tenant: string; workflowId: string; step: string; slot: string; reason?: string; receipt?: string; unknownSince?: string; resolvedBy?: string; evidence?: { at: string; summary: string }[] }
+interface EffectView { effectId: string; state: string; tool: string; target: string; tenant: string; workflowId: string; step: string; slot: string; declaredBy: string; onBehalfOf?: string; reason?: string; receipt?: string; unknownSince?: string; resolvedBy?: string; evidence?: { at: string; summary: string }[] }
 
 export const effectsCommand: CommandSpec = {
   name: 'effects',
@@ -21,6 +21,7 @@ export const effectsCommand: CommandSpec = {
       if (values.json) return print(effect);
       console.log(`${effect.effectId}  ${effect.state}  ${effect.tool} for ${effect.target}`);
       console.log(`  tenant ${effect.tenant}, workflow ${effect.workflowId}, step ${effect.step}, slot ${effect.slot}`);
+      console.log(`  declared by ${effect.declaredBy}${effect.onBehalfOf ? ` (on behalf of ${effect.onBehalfOf}, as the command claimed)` : ''}`);
       if (effect.reason) console.log(`  reason: ${effect.reason}`);
       if (effect.receipt) console.log(`  receipt: ${effect.receipt}`);
       if (effect.resolvedBy) console.log(`  resolved by: ${effect.resolvedBy}`);

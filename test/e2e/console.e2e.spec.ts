@@ -102,6 +102,15 @@ describe('the operator console in headless Chromium', () => {
     expect((await effect(scenario.escalated.refund)).state).toBe('escalated');
   });
 
+  it('shows who really declared an effect: the agent that wrote "principal": "default-operator" is recorded as itself', async () => {
+    await signIn(scenario.tokens.operator);
+    await page.goto(`${scenario.effectd.url}/#/effect/${scenario.impersonated}`);
+    await page.locator(`[data-testid="effect-state"][data-effect-id="${scenario.impersonated}"]`).waitFor();
+    expect(await page.getByTestId('declared-by').textContent()).toBe('default-agent');
+    expect(await page.getByTestId('on-behalf-of').textContent()).toBe('default-operator (claimed by the command, not authenticated)');
+    expect(await page.getByTestId('evidence').textContent()).toContain('by default-agent (on behalf of default-operator, as the command claimed)');
+  });
+
   it('shows a workflow as a timeline and every event in ledger order, and a bad token is turned away', async () => {
     await page.goto(`${scenario.effectd.url}/#/workflow/default/${scenario.workflows.invoices}`);
     await page.getByTestId('workflow-title').waitFor();

@@ -7,6 +7,8 @@ export interface ConsoleScenario {
   tokens: { agent: string; operator: string };
   /** The escalated weak.notify of the trip workflow (the operator resolves it) and of the refund desk (the agent tries). */
   escalated: { trip: string; refund: string };
+  /** The charge whose command said `"principal": "default-operator"`, sent with the agent's token. */
+  impersonated: string;
   workflows: { trip: string; refund: string; invoices: string; saga: string; repeat: string };
   /** A second charge of an invoice already charged in its workflow: held by the content index. */
   held: { effectId: string; invoiceId: string };
@@ -50,7 +52,8 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   }
   await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
   await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify', times: 2 }, action: { type: 'drop-after-mutation' } }]);
-  const charge = await submit({ workflowId: workflows.trip, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1042`, amount: '249.00 USD', description: 'Lisbon, 3 nights' } });
+  // The agent claims to be the operator: the ledger records the agent, the claim only as on-behalf-of.
+  const charge = await submit({ workflowId: workflows.trip, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-1042`, amount: '249.00 USD', description: 'Lisbon, 3 nights' }, principal: 'default-operator' });
   await settledAs(charge.effectId, 'committed');
   await submit({ workflowId: workflows.trip, step: 2, tool: 'email.send', args: { to: 'traveller@example.com', subject: 'Your Lisbon itinerary', text: 'Hotel Alfama, 12–15 June.' } });
   const trip = await submit({ workflowId: workflows.trip, step: 3, tool: 'weak.notify', args: { channel: 'travel-ops', about: `trip ${run}`, text: `Trip ${run} booked and paid` } });
@@ -76,6 +79,7 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     effectd,
     tokens: { agent: token(effectd.agent), operator: token(effectd.operator) },
     escalated: { trip: trip.effectId, refund: refund.effectId },
+    impersonated: charge.effectId,
     held: { effectId: held.effectId, invoiceId: topUp.invoiceId },
     paymentsUrl: payments.url,
     workflows,
