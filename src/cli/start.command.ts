@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
 import { watchKafkaLag } from '../metrics/kafka-lag.js';
-import { createRuntime } from '../runtime/effectd-runtime.js';
+import { reloadCredentials } from '../runtime/credentials.js';
+import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { startKafkaIngress } from '../transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../transport/kafka/kafka-settings.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
+import { Drain, drainTimeoutMs, type DrainStep } from './drain.js';
 
 export const startCommand: CommandSpec = {
   name: 'start',
@@ -34,8 +36,11 @@ export const startCommand: CommandSpec = {
   ],
   async run(values) {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
+    const drainMs = drainTimeoutMs();
+    const drain = new Drain(drainMs, console);
     const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
+    process.on('SIGHUP', () => reloadOnHangup(runtime));
     const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
     if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, /healthz, /metrics; operator console at ${server.url}/)`);
@@ -49,15 +54,22 @@ export const startCommand: CommandSpec = {
     console.log(`data dir: ${dataDir}  (secret: ${runtime.secretOrigin})`);
     console.log(`tools: ${runtime.tools.list().map((t) => t.name).join(', ')}`);
     console.log(snapshot === undefined ? 'reconciler: off (--no-reconciler)' : `reconciler: running (${snapshot} open effects from its snapshot; catching up from the ledger)`);
-    await new Promise<void>((done) => {
-      const stop = () => done();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
-    await kafkaLag?.close();
-    await kafka?.close();
-    await server?.close();
-    await runtime.close();
-    return 0;
+    console.log(`signals: SIGTERM/SIGINT drain and exit 0 (up to ${drainMs} ms, EFFECTD_DRAIN_TIMEOUT_MS); SIGHUP reloads ${runtime.credentialsFile.file}`);
+    const ingresses: DrainStep[] = [
+      ...(server ? [{ name: 'HTTP ingress', close: () => server.close(), inFlight: () => `unanswered requests: ${server.inFlight()}` }] : []),
+      ...(kafka ? [{ name: 'Kafka ingress', close: () => kafka.close(), inFlight: () => 'its running batches' }] : []),
+      ...(kafkaLag ? [{ name: 'Kafka lag watcher', close: () => kafkaLag.close() }] : []),
+    ];
+    return drain.serveUntilDrained([ingresses, [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => runtime.close() }]]);
   },
 };
+
+/** An operator rotates tokens by editing the credentials file and sending SIGHUP; a broken file changes nothing. */
+function reloadOnHangup(runtime: EffectdRuntime): void {
+  const { file } = runtime.credentialsFile;
+  try {
+    console.log(`effectd: SIGHUP: reloaded ${reloadCredentials(runtime.credentials, file)} credentials from ${file}`);
+  } catch (error) {
+    console.error(`effectd: SIGHUP: kept the ${runtime.credentials.size} credentials loaded before: ${(error as Error).message} (fix ${file} and send SIGHUP again)`);
+  }
+}

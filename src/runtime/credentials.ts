@@ -12,6 +12,12 @@ export const credential = z.object({
   role: z.enum(['agent', 'operator']),
   tenant: z.string().min(1),
   name: z.string().min(1),
+  /**
+   * Kafka reply topics this credential may have outcomes written to, besides the ingress's own
+   * outcomes topic: those starting with this prefix (as Kafka's PREFIXED ACLs match). End it with a
+   * separator ("agents.billing.") so "agents.billing" does not also grant "agents.billing-evil".
+   */
+  replyTopicPrefix: z.string().regex(/^[a-zA-Z0-9._-]{1,248}$/, 'replyTopicPrefix must be the start of a Kafka topic name (letters, digits, . _ -)').optional(),
 }).strict();
 export type Credential = z.infer<typeof credential>;
 export type Principal = Omit<Credential, 'token'>;
@@ -48,7 +54,16 @@ export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = proces
 }
 
 export class CredentialBook {
-  constructor(private readonly credentials: Credential[]) {}
+  constructor(private credentials: Credential[]) {}
+
+  get size(): number {
+    return this.credentials.length;
+  }
+
+  /** Replaces every credential at once (a rotation); requests already authenticated keep their principal. */
+  reload(credentials: Credential[]): void {
+    this.credentials = credentials;
+  }
 
   /** The principal behind a bearer token, compared in constant time. */
   authenticate(token: string): Principal | undefined {
@@ -64,6 +79,13 @@ export class CredentialBook {
   first(role: Credential['role']): Credential | undefined {
     return this.credentials.find((c) => c.role === role);
   }
+}
+
+/** Reads `file` again into `book`; when it is missing or invalid this throws and the book keeps what it had. Returns the new count. */
+export function reloadCredentials(book: CredentialBook, file: string): number {
+  // EFFECTD_CREDENTIALS makes loadCredentials refuse a missing file rather than create fresh tokens.
+  book.reload(loadCredentials('', { EFFECTD_CREDENTIALS: file }).credentials);
+  return book.size;
 }
 
 export function canSeeTenant(principal: Principal, tenant: string): boolean {

@@ -1,0 +1,98 @@
+/** One part of the service that a drain closes. */
+export interface DrainStep {
+  /** Named in the log when the drain times out before this step finished. */
+  name: string;
+  close(): Promise<void>;
+  /** What it still has in flight (e.g. "2 requests"), for that log line. */
+  inFlight?(): string;
+}
+
+export interface DrainLog {
+  log(line: string): void;
+  error(line: string): void;
+}
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+/** EFFECTD_DRAIN_TIMEOUT_MS, read before serving so a bad value fails the start, not the shutdown. */
+export function drainTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.EFFECTD_DRAIN_TIMEOUT_MS;
+  if (raw === undefined || raw === '') return DEFAULT_DRAIN_TIMEOUT_MS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`EFFECTD_DRAIN_TIMEOUT_MS must be a positive whole number of milliseconds, not "${raw}" (unset it for the default ${DEFAULT_DRAIN_TIMEOUT_MS})`);
+  return value;
+}
+
+/**
+ * SIGTERM and SIGINT drain the service; a second one while draining exits at once with code 1.
+ * Only these two are handled: every other signal keeps its default or its other listener.
+ * Listens from construction, so a signal during startup drains as soon as startup is done.
+ */
+export class Drain {
+  private signal: NodeJS.Signals | undefined;
+  private readonly requested: Promise<NodeJS.Signals>;
+  private readonly pending = new Set<DrainStep>();
+
+  constructor(private readonly timeoutMs: number, private readonly out: DrainLog) {
+    let request!: (signal: NodeJS.Signals) => void;
+    this.requested = new Promise((resolve) => (request = resolve));
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (this.signal) {
+        this.out.error(`effectd: second ${signal} while draining: exiting now with code 1; still in flight: ${this.describePending()}`);
+        process.exit(1);
+      }
+      this.signal = signal;
+      request(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
+
+  /**
+   * Serves until a stop signal, then closes the steps of each phase together and the phases in
+   * order (ingresses first, the runtime and its ledger last). Resolves with the exit code: 0 when
+   * everything closed, 1 when a step failed; exits with 1 itself when the time runs out.
+   */
+  async serveUntilDrained(phases: DrainStep[][]): Promise<number> {
+    const signal = await this.requested;
+    const started = Date.now();
+    this.out.log(`effectd: ${signal}: draining (no new commands; finishing those in flight; up to ${this.timeoutMs} ms; ${signal} again stops at once)`);
+    const timer = setTimeout(() => {
+      this.out.error(`effectd: drain timed out after ${this.timeoutMs} ms (EFFECTD_DRAIN_TIMEOUT_MS): exiting with code 1; still in flight: ${this.describePending()}`);
+      process.exit(1);
+    }, this.timeoutMs);
+    const failures = await this.closeAll(phases);
+    clearTimeout(timer);
+    if (failures.length > 0) {
+      this.out.error(`effectd: drain finished in ${Date.now() - started} ms with failures, exiting with code 1: ${failures.join('; ')}`);
+      return 1;
+    }
+    this.out.log(`effectd: drained in ${Date.now() - started} ms; exiting`);
+    return 0;
+  }
+
+  /** A failing step does not stop the later phases, so the ledger is still flushed. */
+  private async closeAll(phases: DrainStep[][]): Promise<string[]> {
+    const failures: string[] = [];
+    for (const phase of phases) {
+      await Promise.all(phase.map(async (step) => {
+        this.pending.add(step);
+        try {
+          await step.close();
+        } catch (error) {
+          failures.push(`${step.name}: ${(error as Error).message}`);
+        }
+        this.pending.delete(step);
+      }));
+    }
+    return failures;
+  }
+
+  private describePending(): string {
+    if (this.pending.size === 0) return 'nothing';
+    return [...this.pending].map((step) => {
+      const detail = step.inFlight?.();
+      return detail ? `${step.name} (${detail})` : step.name;
+    }).join(', ');
+  }
+}
