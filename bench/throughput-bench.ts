@@ -190,7 +190,7 @@ async function runScenario(scenario: Scenario, paymentsUrl: string, simulatorPid
     }
     let submit: Submit;
     if (scenario.ingress === 'kafka') {
-      const kafkaClient = await EffectClient.connect({ brokers: BROKERS, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 120_000 });
+      const kafkaClient = await EffectClient.connect({ brokers: BROKERS, token: credentials.token, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 120_000 });
       client = kafkaClient;
       submit = (batch) => kafkaClient.submitMany(batch);
       await waitForGroup(`effectd-bench-${RUN}-${label}`, scenario.instances);

@@ -85,14 +85,15 @@ export class KafkaPair {
       EFFECTD_KAFKA_DLQ_TOPIC: topics.deadLetters,
       EFFECTD_KAFKA_SESSION_TIMEOUT_MS: String(KAFKA_SESSION_TIMEOUT_MS),
     };
-    // The first writes the agent credential into its data dir; the second is given that file.
+    // The first writes the credentials into its data dir; the second is given that file, so the
+    // agent's one token is accepted by whichever instance holds the workflow's partition.
     const instances = dirs.map((dir, i) => new EffectdProcess(`kafka-${'ab'[i]}`, ['--data-dir', dir, '--config', options.config, '--ledger', ledger, '--kafka', options.brokers.join(','), '--group', group],
       i === 0 ? env : { ...env, EFFECTD_CREDENTIALS: credentials }, credentials, options.log, /effectd consuming /));
     let client: EffectClient | undefined;
     try {
-      await instances[0]!.start();
+      const { token } = await instances[0]!.start();
       await instances[1]!.start();
-      client = await EffectClient.connect({ brokers: options.brokers, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 2_000 });
+      client = await EffectClient.connect({ brokers: options.brokers, token, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 2_000 });
       const pair = new KafkaPair(admin, group, topics, client, instances);
       await pair.ready();
       return pair;

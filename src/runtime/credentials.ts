@@ -87,7 +87,3 @@ export function reloadCredentials(book: CredentialBook, file: string): number {
   book.reload(loadCredentials('', { EFFECTD_CREDENTIALS: file }).credentials);
   return book.size;
 }
-
-export function canSeeTenant(principal: Principal, tenant: string): boolean {
-  return principal.tenant === '*' || principal.tenant === tenant;
-}

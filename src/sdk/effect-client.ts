@@ -12,7 +12,9 @@ export interface EffectRequest {
   tool: string;
   args: JsonObject;
   slot?: string;
+  /** Leave it out: the tenant is the credential's. Naming another one gets the command refused (forbidden). */
   tenant?: string;
+  /** Whom the agent acts for (an end user, a ticket): recorded as a labelled on-behalf-of claim, never as the actor. */
   principal?: string;
   /** Declares an intentional repeat of an effect with the same content. */
   repeat?: { reason: string };
@@ -36,7 +38,7 @@ export interface EffectAnswer {
   checking?: string;
   expectAnswerBy?: string;
   replayed: boolean;
-  /** Set when effectd refused the command (intent_conflict, invalid_command, unknown_tool). */
+  /** Set when effectd refused the command (intent_conflict, invalid_command, unknown_tool, unauthorized, forbidden). */
   error?: { code: string; message: string; fields: { path: string; message: string }[] };
   /** True when no answer arrived in time (or the command could not be handed to Kafka): the status is then unknown. */
   noAnswer?: boolean;
@@ -46,9 +48,19 @@ export interface EffectAnswer {
 
 export interface EffectClientOptions {
   brokers: string[];
+  /**
+   * The token of the effectd credential this client acts as (the same credentials as HTTP's bearer);
+   * default EFFECTD_TOKEN. Every command carries it in the Kafka header `authorization: Bearer <token>`:
+   * effectd runs a command only for its credential's tenant, and dead-letters one without it.
+   */
+  token?: string;
   clientId?: string;
   commandsTopic?: string;
-  /** Where this client reads answers; when not effectd's default, commands carry it as their reply topic. */
+  /**
+   * Where this client reads answers; when not effectd's default, commands carry it as their reply
+   * topic, which effectd accepts only if it is effectd's outcomes topic or starts with the
+   * credential's `replyTopicPrefix` (a topic of your own keeps your answers from other readers).
+   */
   outcomesTopic?: string;
   /** How long submit() waits for an answer before it returns `unknown` (default 30 s). */
   timeoutMs?: number;
@@ -65,9 +77,10 @@ interface Waiter {
 }
 
 /**
- * The agent SDK: publishes effect commands (keyed by workflowId) and awaits their outcomes by
- * correlation id. It never mints keys: effectd derives the effect's identity and the provider key
- * from (tenant, workflowId, step, slot). Every submit() ends in an answer, `unknown` on timeout.
+ * The agent SDK: publishes effect commands (keyed by workflowId, with the credential's token in the
+ * `authorization` header) and awaits their outcomes by correlation id. It never mints keys: effectd
+ * derives the effect's identity and the provider key from (tenant, workflowId, step, slot), the
+ * tenant being the credential's. Every submit() ends in an answer, `unknown` on timeout.
  */
 export class EffectClient {
   private readonly waiters = new Map<string, Waiter>();
@@ -80,9 +93,13 @@ export class EffectClient {
     private readonly commandsTopic: string,
     private readonly replyTopic: string | undefined,
     private readonly timeoutMs: number,
+    private readonly authorization: string,
   ) {}
 
+  /** Connects; throws when there is no token (option or EFFECTD_TOKEN), as effectd would refuse every command. */
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
+    const token = options.token ?? process.env.EFFECTD_TOKEN;
+    if (!token) throw new Error('EffectClient needs the token of an effectd credential: pass connect({ token }) or set EFFECTD_TOKEN (a new effectd writes its first credentials to <data-dir>/credentials.json)');
     const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
     // Murmur2, as Java clients: a workflow's commands land on one partition whichever language published them.
@@ -96,7 +113,7 @@ export class EffectClient {
     const consumer = kafka.consumer({ groupId: `effectd-client-${randomUUID()}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
     await consumer.connect();
     await consumer.subscribe({ topics: [outcomesTopic], fromBeginning: false });
-    const client = new EffectClient(producer, consumer, options.commandsTopic ?? 'effectd.commands', outcomesTopic === DEFAULT_OUTCOMES ? undefined : outcomesTopic, options.timeoutMs ?? 30_000);
+    const client = new EffectClient(producer, consumer, options.commandsTopic ?? 'effectd.commands', outcomesTopic === DEFAULT_OUTCOMES ? undefined : outcomesTopic, options.timeoutMs ?? 30_000, `Bearer ${token}`);
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
     await consumer.run({ autoCommitInterval: 1_000, eachMessage: async ({ message }) => client.onOutcome(message.value) });
     await joined;
@@ -111,7 +128,7 @@ export class EffectClient {
     if (this.closed) return noAnswer(correlationId, request, 'the client is closed');
     const answered = this.await(correlationId, request, timeoutMs);
     try {
-      await this.producer.send({ topic: this.commandsTopic, acks: -1, messages: [{ key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: { 'effectd-correlation-id': correlationId } }] });
+      await this.producer.send({ topic: this.commandsTopic, acks: -1, messages: [{ key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: this.headers(correlationId) }] });
       if (this.waiters.has(correlationId)) this.accepted.add(correlationId);
     } catch (error) {
       this.settle(correlationId, { ...noAnswer(correlationId, request, `the command could not be handed to Kafka (${(error as Error).message}); it may or may not have been published`), accepted: false });
@@ -128,7 +145,7 @@ export class EffectClient {
     const ids = requests.map(() => randomUUID());
     if (this.closed) return requests.map((r, i) => Promise.resolve(noAnswer(ids[i]!, r, 'the client is closed')));
     const answers = requests.map((request, i) => this.await(ids[i]!, request, timeoutMs));
-    const messages = requests.map((request, i) => ({ key: request.workflowId, value: encodeCommand(request, ids[i]!, this.replyTopic), headers: { 'effectd-correlation-id': ids[i]! } }));
+    const messages = requests.map((request, i) => ({ key: request.workflowId, value: encodeCommand(request, ids[i]!, this.replyTopic), headers: this.headers(ids[i]!) }));
     this.producer.send({ topic: this.commandsTopic, acks: -1, messages }).then(
       () => ids.forEach((id) => this.waiters.has(id) && this.accepted.add(id)),
       (error: unknown) => ids.forEach((id, i) => this.settle(id, { ...noAnswer(id, requests[i]!, `the command could not be handed to Kafka (${(error as Error).message}); it may or may not have been published`), accepted: false })),
@@ -141,6 +158,10 @@ export class EffectClient {
     for (const [correlationId] of this.waiters) this.settle(correlationId, { status: 'unknown', correlationId, replayed: false, noAnswer: true, message: 'unknown: the client closed before effectd answered; submit the same command again to learn its outcome.' });
     await this.consumer.disconnect().catch(() => {});
     await this.producer.disconnect().catch(() => {});
+  }
+
+  private headers(correlationId: string): Record<string, string> {
+    return { authorization: this.authorization, 'effectd-correlation-id': correlationId };
   }
 
   private await(correlationId: string, request: EffectRequest, timeoutMs: number): Promise<EffectAnswer> {

@@ -7,7 +7,7 @@ import { EffectClient } from '../../src/sdk/index.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import type { KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
 import { getJson, startPayments } from '../support/effectd-harness.js';
-import { freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, withAdmin, type KafkaFixture, type RunTopics } from '../support/kafka-harness.js';
+import { bearer, freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, withAdmin, type KafkaFixture, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
 
 interface Charge { id: string; metadata: Record<string, string> }
@@ -80,7 +80,8 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     const garbage = Buffer.from([0xff, 0x00, 0x7b, 0x22]);
     const unknownField = JSON.stringify({ workflowId, step: '1', tool: 'payments.charge', args: { invoiceId: 'X', amount: 1 }, amountInCents: 1 });
     const badArgs = JSON.stringify({ workflowId, step: '2', tool: 'payments.charge', args: { invoiceId: 'X' }, correlationId: `corr-${run}-bad` });
-    const sent = await producer.send({ topic: topics.commands, acks: -1, messages: [garbage, unknownField, badArgs].map((value) => ({ key: workflowId, value })) });
+    // Sent with a valid credential: malformed, not unauthenticated.
+    const sent = await producer.send({ topic: topics.commands, acks: -1, messages: [garbage, unknownField, badArgs].map((value) => ({ key: workflowId, value, headers: bearer(fixture.token) })) });
     await producer.disconnect();
     const partition = sent[0]!.partition;
     const firstOffset = BigInt(sent[0]!.baseOffset!);
@@ -134,7 +135,7 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
   });
 
   it('a submit nobody answers returns unknown (accepted by Kafka), never throws', async () => {
-    const idle = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.idle, outcomesTopic: topics.outcomes });
+    const idle = await EffectClient.connect({ brokers: kafkaBrokers(), token: fixture.token, commandsTopic: topics.idle, outcomesTopic: topics.outcomes });
     try {
       const answer = await idle.submit(charge(), { timeoutMs: 500 });
       expect(answer).toMatchObject({ status: 'unknown', noAnswer: true, accepted: true });

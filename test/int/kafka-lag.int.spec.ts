@@ -76,7 +76,7 @@ describe('Kafka consumer lag', () => {
         return samples.length === 6 && total(samples, METRIC.kafkaConsumerLag) === 0 ? samples : undefined;
       }, 30_000, 250);
       expect(new Set(lag.map((s) => s.labels.topic))).toEqual(new Set([topics.commands]));
-      // The three undecodable messages went to the dead-letter topic and were committed.
+      // The three messages (no credential, and no command either) went to the dead-letter topic and were committed.
       const metrics = parsePromText((await getJson(`${effectd.url}/metrics`)).body);
       expect(total(metrics, METRIC.commandsDeadLettered)).toBe(3);
     }, 60_000);

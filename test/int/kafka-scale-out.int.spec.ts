@@ -10,7 +10,7 @@ import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../src/
 import { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
 import { EffectClient, type EffectAnswer, type EffectRequest } from '../../src/sdk/index.js';
 import { ensureBuilt, tempDir, waitFor, writeFastPaymentsConfig } from '../support/effectd-harness.js';
-import { createRunTopics, freshPostgresSchema, runId, spawnKafkaEffectd, withAdmin, type KafkaEffectdProcess, type RunTopics } from '../support/kafka-harness.js';
+import { createRunTopics, freshPostgresSchema, runId, spawnKafkaEffectd, withAdmin, writeCredentials, type KafkaEffectdProcess, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers, testPostgresUrl } from '../support/services.js';
 
 const WORKFLOWS = 30;
@@ -26,6 +26,7 @@ describe('three effectd processes in one group, one SIGKILLed mid-dispatch (real
   let payments: SimulatorProcess;
   let ledger: PostgresLedger;
   let client: EffectClient;
+  let token: string;
   const instances: KafkaEffectdProcess[] = [];
 
   beforeAll(async () => {
@@ -35,8 +36,11 @@ describe('three effectd processes in one group, one SIGKILLed mid-dispatch (real
     await simulatorCall(payments.url, '/_admin/faults', { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', times: 1_000_000 }, action: { type: 'delay', ms: PROVIDER_DELAY_MS } }] });
     const dir = tempDir();
     const config = writeFastPaymentsConfig(dir, payments.url, TOOL_TIMEOUT_MS);
+    const credentials = writeCredentials(dir);
+    token = credentials.agentToken;
     const env = {
       EFFECTD_SECRET: randomBytes(32).toString('hex'), // one deployment: every instance derives the same effect ids and keys
+      EFFECTD_CREDENTIALS: credentials.file, // and accepts the same credentials
       EFFECTD_KAFKA_COMMANDS_TOPIC: topics.commands,
       EFFECTD_KAFKA_OUTCOMES_TOPIC: topics.outcomes,
       EFFECTD_KAFKA_DLQ_TOPIC: topics.deadLetters,
@@ -50,7 +54,7 @@ describe('three effectd processes in one group, one SIGKILLed mid-dispatch (real
       return groups[0]?.state === 'Stable' && groups[0].members.length === 3 ? true : undefined;
     }), 30_000, 200);
     ledger = await PostgresLedger.open({ connectionString: testPostgresUrl(), schema: schema.schema });
-    client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 30_000 });
+    client = await EffectClient.connect({ brokers: kafkaBrokers(), token, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: 30_000 });
   }, 120_000);
 
   afterAll(async () => {

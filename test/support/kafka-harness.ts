@@ -3,13 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Kafka, logLevel, type Admin, type IHeaders, type KafkaMessage } from 'kafkajs';
 import pg from 'pg';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Credential } from '../../src/runtime/credentials.js';
 import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
 import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings, type KafkaTopics } from '../../src/transport/kafka/kafka-settings.js';
+import { authHeaders } from './effectd-harness.js';
 import { kafkaBrokers, testPostgresUrl } from './services.js';
 
 /** A short id for this run: topics, groups, schemas and workflow ids carry it, so runs never see each other's data. */
@@ -118,6 +120,29 @@ export async function withAdmin<T>(fn: (admin: Admin) => Promise<T>): Promise<T>
   }
 }
 
+/** A fresh token for a credential of a test (at least 24 characters, as the credentials schema wants). */
+export function testToken(label: string): string {
+  return `efd_test_${label}_${randomBytes(18).toString('base64url')}`;
+}
+
+/**
+ * Writes `<dir>/credentials.json`: the given credentials, or one agent (tenant default) and one
+ * operator. Point every instance of one deployment at this file (EFFECTD_CREDENTIALS), as they share EFFECTD_SECRET.
+ */
+export function writeCredentials(dir: string, credentials: Credential[] = [
+  { token: testToken('agent'), role: 'agent', tenant: 'default', name: 'test-agent' },
+  { token: testToken('operator'), role: 'operator', tenant: '*', name: 'test-operator' },
+]): { file: string; agentToken: string } {
+  const file = join(dir, 'credentials.json');
+  writeFileSync(file, `${JSON.stringify({ credentials }, null, 2)}\n`, { mode: 0o600 });
+  const agent = credentials.find((c) => c.role === 'agent');
+  if (!agent) throw new Error('writeCredentials needs an agent credential');
+  return { file, agentToken: agent.token };
+}
+
+/** The header a command carries its sender's credential in. */
+export const bearer = (token: string): IHeaders => ({ authorization: `Bearer ${token}` });
+
 export interface KafkaEffectdProcess {
   child: ChildProcess;
   pid: number;
@@ -153,22 +178,29 @@ export interface KafkaFixture {
   topics: RunTopics;
   runtime: EffectdRuntime;
   ingress: KafkaIngress;
+  /** Publishes as the runtime's first agent credential. */
   client: EffectClient;
+  /** That agent credential's token, for raw producers (header: `bearer(token)`). */
+  token: string;
   close(): Promise<void>;
 }
 
 /**
  * One in-process effectd consuming this run's own topics (PostgreSQL ledger in the run's schema),
- * and an EffectClient publishing to them. `close` tears down what was started, in reverse.
+ * and an EffectClient publishing to them as the runtime's agent. `credentials` replaces the default
+ * ones; `log` sees the ingress's lines. `close` tears down what was started, in reverse.
  */
-export async function startKafkaFixture(run: string, schemaUrl: string, runtimeOptions: Omit<RuntimeOptions, 'dataDir' | 'ledgerUrl'>, options: { env?: NodeJS.ProcessEnv; clientTimeoutMs?: number } = {}): Promise<KafkaFixture> {
+export async function startKafkaFixture(run: string, schemaUrl: string, runtimeOptions: Omit<RuntimeOptions, 'dataDir' | 'ledgerUrl'>, options: { env?: NodeJS.ProcessEnv; clientTimeoutMs?: number; credentials?: Credential[]; log?: (line: string) => void } = {}): Promise<KafkaFixture> {
   const topics = await createRunTopics(run);
-  const runtime = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'effectd-kafka-')), ledgerUrl: schemaUrl, ...runtimeOptions });
+  const dataDir = mkdtempSync(join(tmpdir(), 'effectd-kafka-'));
+  if (options.credentials) writeCredentials(dataDir, options.credentials);
+  const runtime = await createRuntime({ dataDir, ledgerUrl: schemaUrl, ...runtimeOptions });
   const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` }, options.env);
-  const ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: () => {} });
-  const client = await EffectClient.connect({ brokers: kafkaBrokers(), commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: options.clientTimeoutMs ?? 20_000 });
+  const ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: options.log ?? (() => {}) });
+  const token = authHeaders(dataDir, 'agent').authorization!.slice('Bearer '.length);
+  const client = await EffectClient.connect({ brokers: kafkaBrokers(), token, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: options.clientTimeoutMs ?? 20_000 });
   return {
-    topics, runtime, ingress, client,
+    topics, runtime, ingress, client, token,
     close: async () => {
       await client.close();
       await ingress.close();

@@ -7,3 +7,9 @@ export function backoffMs(attempt: number, baseMs = 50, capMs = 5_000): number {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Sleeps up to `ms`, ending early once `active()` turns false (partition revoked, server closing). */
+export async function pauseWhile(ms: number, active: () => boolean, stepMs = 250): Promise<void> {
+  const until = Date.now() + ms;
+  while (active() && Date.now() < until) await sleep(Math.min(stepMs, until - Date.now()));
+}

@@ -1,5 +1,10 @@
+import type { ErrorCode } from '../../core/errors.js';
+
+/** Codes of commands refused as sent (the fix is the sender's): they are their own dead-letter reason. */
+export type RefusedCode = Extract<ErrorCode, 'invalid_command' | 'unknown_tool' | 'unauthorized' | 'forbidden' | 'not_found'>;
+
 /** Bounded label values for dead letters (they become a metric label). */
-export type DeadLetterReason = 'undecodable' | 'invalid_command' | 'unknown_tool' | 'handler_error';
+export type DeadLetterReason = 'undecodable' | RefusedCode | 'forbidden_reply_topic' | 'handler_error';
 
 export interface Reply {
   /** The command's reply topic; the transport's outcomes topic when absent. */
@@ -21,6 +26,11 @@ export class CommandAbandoned extends Error {
     super(`command abandoned: ${why}`);
     this.name = 'CommandAbandoned';
   }
+}
+
+/** By name, so the error survives NestJS's observable plumbing and a second copy of the module. */
+export function isCommandAbandoned(error: unknown): boolean {
+  return error instanceof Error && error.name === 'CommandAbandoned';
 }
 
 /** What the transport lends a handler while it works on one message. */

@@ -1,113 +1,93 @@
-import { isEffectdError } from '../../core/errors.js';
-import type { EffectdRuntime } from '../../runtime/effectd-runtime.js';
-import type { EffectCommandInput } from '../../core/effect-command.js';
-import type { PreparedCommand, ShellAnswer } from '../../shell/effect-shell.js';
-import { sagaNameOf, sagaOutcome } from '../../shell/saga-outcome.js';
+import type { IHeaders } from 'kafkajs';
+import { asEffectdError, EffectdError } from '../../core/errors.js';
+import type { Caller, Gateway } from '../../gateway/gateway.js';
+import type { Ledger } from '../../ledger/ledger.port.js';
 import { decodeCommand, type CommandEnvelope } from '../wire/command-codec.js';
-import { encodeOutcome, encodeRefusal, type OutcomeAddress } from '../wire/outcome-codec.js';
-import { backoffMs, sleep } from './backoff.js';
-import { CommandAbandoned, type CommandLease, type CommandVerdict, type Reply } from './command-verdict.js';
+import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
+import { backoffMs, pauseWhile } from './backoff.js';
+import { authenticateCommand } from './command-credential.js';
+import { CommandAbandoned, type CommandLease, type CommandVerdict, type DeadLetterReason, type Reply } from './command-verdict.js';
+import { verdictFor, type Refuse } from './error-verdict.js';
+import type { KafkaTopics } from './kafka-settings.js';
+import { replyTopicRefusal } from './reply-topic.js';
 
 export interface ProcessorOptions {
-  /** How long a redelivered command waits for another instance's live claim before answering `unknown`. */
-  inFlightWaitMs?: number;
   /** Failed tries (ledger or provider plumbing) after which the ledger is probed: healthy → the message is poison. */
   poisonAfterTries?: number;
   log?: (line: string) => void;
 }
 
+/** One consumed command as the processor sees it: its bytes, key and headers, and where it sits (for logs). */
+export interface CommandRecord {
+  value: Buffer | null;
+  key?: string;
+  headers?: IHeaders;
+  /** `topic[partition]@offset` */
+  where: string;
+}
+
 const HEALTH_PROBE_STREAM = 'effectd-health-probe';
 
 /**
- * One Kafka command from bytes to verdict: decode (proto3 JSON), validate against the tool's
- * contract, run through the shell (which records before it answers), and say what to publish.
- * Never gives up on a valid command while the ledger is unreachable: it retries with capped backoff
- * until the partition is taken away, and the command is then redelivered elsewhere.
+ * One Kafka command from bytes to verdict, as a thin transport over the gateway: decode (proto3
+ * JSON), authenticate the sender by the credential in its `authorization` header, check its reply
+ * topic, submit through the gateway, and say what to publish. Errors become verdicts in one place
+ * (error-verdict.ts). Never gives up on a valid command while a part effectd needs is unreachable:
+ * it retries with capped backoff until the partition is taken away, and the command is then
+ * redelivered elsewhere.
  */
 export class EffectCommandProcessor {
-  private readonly inFlightWaitMs: number;
   private readonly poisonAfterTries: number;
   private readonly log: (line: string) => void;
 
-  constructor(private readonly runtime: EffectdRuntime, options: ProcessorOptions = {}) {
-    this.inFlightWaitMs = options.inFlightWaitMs ?? 120_000;
+  constructor(private readonly runtime: { gateway: Gateway; ledger: Ledger }, private readonly topics: KafkaTopics, options: ProcessorOptions = {}) {
     this.poisonAfterTries = options.poisonAfterTries ?? 8;
     this.log = options.log ?? ((line) => console.error(line));
   }
 
-  async process(value: Buffer | null, messageKey: string | undefined, lease: CommandLease): Promise<CommandVerdict> {
-    const decoded = decodeCommand(value);
-    if (!decoded.ok) return { kind: 'dead-letter', reason: 'undecodable', detail: decoded.detail, ...this.refusalReply(decoded.envelope, messageKey, 'invalid_command', decoded.detail) };
+  async process(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
+    const decoded = decodeCommand(record.value);
     const { envelope } = decoded;
-    const sagaName = sagaNameOf(decoded.command.tool);
-    if (sagaName) return this.startSaga(sagaName, decoded.command, envelope, messageKey);
-    let prepared: PreparedCommand;
+    // Until the sender is known to be allowed its reply topic, refusals go to the outcomes topic only.
+    const toOutcomes = refusalTo(envelope, record.key, undefined);
+    let caller: Caller;
     try {
-      prepared = this.runtime.shell.prepare(decoded.command);
+      caller = authenticateCommand(this.runtime.gateway, record.headers);
     } catch (error) {
-      if (isEffectdError(error, 'invalid_command') || isEffectdError(error, 'unknown_tool')) {
-        const fields = (error.details.fields as { path: string; message: string }[] | undefined) ?? [];
-        return { kind: 'dead-letter', reason: error.code as 'invalid_command' | 'unknown_tool', detail: error.message, ...this.refusalReply(envelope, messageKey, error.code, error.message, fields) };
-      }
-      // Validation is pure: failing otherwise would fail on every redelivery too.
-      return { kind: 'dead-letter', reason: 'handler_error', detail: `validation failed unexpectedly: ${(error as Error).message}` };
+      return this.settle(asEffectdError(error), toOutcomes);
     }
-    const address: OutcomeAddress = { ...envelope, tenant: prepared.command.tenant, workflowId: prepared.command.workflowId, step: prepared.command.step, slot: prepared.command.slot };
-    const key = prepared.command.workflowId;
-    const reply = (value: string): Reply => ({ ...(envelope.replyTopic ? { topic: envelope.replyTopic } : {}), key, value, ...(envelope.correlationId ? { correlationId: envelope.correlationId } : {}) });
+    const forbiddenReply = replyTopicRefusal(envelope.replyTopic, caller, this.topics);
+    if (forbiddenReply) return this.settle(forbiddenReply, toOutcomes, 'forbidden_reply_topic');
+    const refuse = refusalTo(envelope, record.key, envelope.replyTopic);
+    if (!decoded.ok) return this.settle(new EffectdError('invalid_command', decoded.detail), refuse, 'undecodable');
 
-    const waitUntil = Date.now() + this.inFlightWaitMs;
     for (let tries = 0; ; tries++) {
-      if (!lease.isActive()) throw new CommandAbandoned(`effect ${prepared.effectId} (partition revoked or server closing)`);
-      let answer: ShellAnswer;
+      if (!lease.isActive()) throw new CommandAbandoned(`${record.where} (partition revoked or server closing)`);
+      let failure: EffectdError;
       try {
-        answer = await this.runtime.shell.run(prepared);
-      } catch (error) {
-        if (isEffectdError(error, 'intent_conflict')) {
-          return { kind: 'answer', reply: reply(encodeRefusal({ code: 'intent_conflict', message: error.message, effectId: prepared.effectId }, address)) };
-        }
-        if (tries + 1 >= this.poisonAfterTries && (await this.ledgerHealthy())) {
-          return { kind: 'dead-letter', reason: 'handler_error', detail: `failed ${tries + 1} times while the ledger is reachable: ${(error as Error).message}` };
-        }
-        this.log(`effectd kafka: effect ${prepared.effectId} try ${tries + 1} failed (${(error as Error).message}); retrying`);
-        await this.pause(tries, lease);
-        continue;
+        const { outcome, address } = await this.runtime.gateway.submit(caller, decoded.command);
+        return { kind: 'answer', reply: { ...replyTo(envelope.replyTopic, envelope.correlationId), key: address.workflowId, value: encodeOutcome(outcome, { ...envelope, ...address }) } };
+      } catch (thrown) {
+        failure = asEffectdError(thrown);
+        if (failure.code === 'internal' && thrown !== failure) this.log(`effectd kafka: ${record.where} hit a defect: ${(thrown as Error).stack ?? String(thrown)}`);
       }
-      // Another instance holds a live claim (a rebalance handed us its partition): its lease is
-      // finite, so wait for its outcome, or for the lease to lapse into unknown, then answer.
-      if (answer.disposition === 'in-flight' && Date.now() < waitUntil) {
-        await this.pause(Math.min(tries, 4), lease);
-        continue;
+      const verdict = verdictFor(failure, refuse);
+      if (verdict.kind !== 'retry') return verdict;
+      if (tries + 1 >= this.poisonAfterTries && (await this.ledgerHealthy())) {
+        return { kind: 'dead-letter', reason: 'handler_error', detail: `failed ${tries + 1} times while the ledger is reachable (${failure.code}: ${failure.message})` };
       }
-      return { kind: 'answer', reply: reply(encodeOutcome(answer.outcome, address)) };
+      const ms = backoffMs(tries, verdict.afterMs ?? 50, 5_000);
+      this.log(`effectd kafka: ${record.where} try ${tries + 1} failed (${failure.code}: ${failure.message}); retrying in ${ms} ms`);
+      await pauseWhile(ms, lease.isActive);
+      await lease.heartbeat().catch(() => {});
     }
   }
 
-  /** A command whose tool is `saga:<name>` starts that saga (idempotent on the workflowId); its answer is the saga's state. */
-  private async startSaga(name: string, command: EffectCommandInput, envelope: CommandEnvelope, messageKey: string | undefined): Promise<CommandVerdict> {
-    const tenant = command.tenant ?? 'default';
-    try {
-      const view = await this.runtime.sagaRunner.start(tenant, command.workflowId, name, command.args, command.principal ?? 'kafka');
-      const address: OutcomeAddress = { ...envelope, tenant, workflowId: command.workflowId, step: 'saga', slot: '0' };
-      const value = encodeOutcome(sagaOutcome(view), address);
-      return { kind: 'answer', reply: { ...(envelope.replyTopic ? { topic: envelope.replyTopic } : {}), key: command.workflowId, value, ...(envelope.correlationId ? { correlationId: envelope.correlationId } : {}) } };
-    } catch (error) {
-      // Another input for a started saga is a valid message with a clear answer, not a dead letter.
-      if (isEffectdError(error, 'intent_conflict') && envelope.correlationId) return { kind: 'answer', reply: this.refusalReply(envelope, messageKey, error.code, error.message).reply! };
-      if (isEffectdError(error)) return { kind: 'dead-letter', reason: 'invalid_command', detail: error.message, ...this.refusalReply(envelope, messageKey, error.code, error.message) };
-      throw error;
-    }
-  }
-
-  private refusalReply(envelope: CommandEnvelope, messageKey: string | undefined, code: string, message: string, fields: { path: string; message: string }[] = []): { reply?: Reply } {
-    if (!envelope.correlationId) return {};
-    const key = envelope.workflowId ?? messageKey ?? envelope.correlationId;
-    return { reply: { ...(envelope.replyTopic ? { topic: envelope.replyTopic } : {}), key, correlationId: envelope.correlationId, value: encodeRefusal({ code, message, fields }, envelope) } };
-  }
-
-  private async pause(tries: number, lease: CommandLease): Promise<void> {
-    await sleep(backoffMs(tries, 50, 5_000));
-    await lease.heartbeat().catch(() => {});
+  /** A command refused before it reached the gateway, by the same mapping; a retry is the transport's (logged, backed off, redelivered). */
+  private settle(error: EffectdError, refuse: Refuse, reason?: DeadLetterReason): CommandVerdict {
+    const verdict = verdictFor(error, refuse, reason);
+    if (verdict.kind === 'retry') throw error;
+    return verdict;
   }
 
   private async ledgerHealthy(): Promise<boolean> {
@@ -118,4 +98,21 @@ export class EffectCommandProcessor {
       return false;
     }
   }
+}
+
+function replyTo(topic: string | undefined, correlationId: string | undefined): Pick<Reply, 'topic' | 'correlationId'> {
+  return { ...(topic ? { topic } : {}), ...(correlationId ? { correlationId } : {}) };
+}
+
+/** Refusals of one command, to `topic` (the outcomes topic when undefined). */
+function refusalTo(envelope: CommandEnvelope, messageKey: string | undefined, topic: string | undefined): Refuse {
+  return (error) => {
+    const fields = Array.isArray(error.details.fields) ? (error.details.fields as { path: string; message: string }[]) : [];
+    const effectId = typeof error.details.effectId === 'string' ? error.details.effectId : undefined;
+    return {
+      ...replyTo(topic, envelope.correlationId),
+      key: envelope.workflowId ?? messageKey ?? envelope.correlationId ?? '',
+      value: encodeRefusal({ code: error.code, message: error.message, fields, ...(effectId ? { effectId } : {}) }, envelope),
+    };
+  };
 }

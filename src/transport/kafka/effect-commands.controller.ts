@@ -10,9 +10,11 @@ export const COMMAND_PROCESSOR = Symbol('EffectCommandProcessor');
 export class EffectCommandsController {
   constructor(@Inject(COMMAND_PROCESSOR) private readonly processor: EffectCommandProcessor) {}
 
-  /** One effect command (the raw record value); the transport publishes the verdict and commits. */
+  /** One effect command (the raw record value, its key and headers); the transport publishes the verdict and commits. */
   @EventPattern<string>(EFFECT_COMMAND)
   handle(@Payload() value: Buffer | null, @Ctx() context: EffectCommandContext): Promise<CommandVerdict> {
-    return this.processor.process(value, context.getMessage().key?.toString(), context.getLease());
+    const message = context.getMessage();
+    const record = { value, headers: message.headers, where: `${context.getTopic()}[${context.getPartition()}]@${message.offset}`, ...(message.key ? { key: message.key.toString() } : {}) };
+    return this.processor.process(record, context.getLease());
   }
 }

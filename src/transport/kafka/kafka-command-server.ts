@@ -1,8 +1,9 @@
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
-import { backoffMs, sleep } from './backoff.js';
-import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
+import { asEffectdError } from '../../core/errors.js';
+import { backoffMs, pauseWhile, sleep } from './backoff.js';
+import { isCommandAbandoned, type CommandLease, type CommandVerdict, type Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
 import { deadLetter } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
@@ -10,6 +11,10 @@ import { completedPrefix, runInKeyedLanes, Semaphore } from './keyed-lanes.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
 
 const COMMIT_EVERY_MS = 200;
+/** A failing command holds its workflow's lane this long at most before it is redelivered. */
+const FAILED_PAUSE_CAP_MS = 30_000;
+/** Failing commands whose count of failures is kept (for the growing pause); the oldest are forgotten. */
+const FAILURES_KEPT = 1_000;
 
 export interface IngressMetrics {
   commandReceived(ingress: string): void;
@@ -40,6 +45,8 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private commitTimer?: NodeJS.Timeout;
   private activeBatches = 0;
   private batchesDone?: () => void;
+  /** Handler failures so far, by "topic[partition]@offset" of the failing command. */
+  private readonly failures = new Map<string, number>();
 
   constructor(private readonly settings: KafkaIngressSettings, private readonly metrics: IngressMetrics, private readonly log: (line: string) => void) {
     super();
@@ -156,7 +163,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         } finally {
           this.inFlight.release();
         }
-      });
+      }, (message, error) => this.log(`effectd kafka: ${topic}[${partition}]@${message.offset} failed outside its handler (${String(error)}); it is redelivered`));
     } finally {
       clearInterval(ticker);
     }
@@ -171,12 +178,16 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private async handle(topic: string, partition: number, message: KafkaMessage, lease: CommandLease): Promise<boolean> {
     this.metrics.commandReceived('kafka');
     const handler = this.getHandlerByPattern(EFFECT_COMMAND)!;
+    const where = `${topic}[${partition}]@${message.offset}`;
     let verdict: CommandVerdict;
     try {
       verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
-    } catch {
-      return false; // abandoned (partition revoked, closing): not answered, not committed, redelivered
+    } catch (error) {
+      // Abandoned (partition revoked, closing): not answered, not committed, redelivered to the next owner.
+      if (!isCommandAbandoned(error)) await this.failed(where, error, lease);
+      return false;
     }
+    this.failures.delete(where);
     if (verdict.kind === 'dead-letter') {
       const parked = deadLetter(this.settings.topics.deadLetters, { topic, partition, message }, verdict.reason, verdict.detail, new Date());
       if (!(await this.publish(parked.topic, parked, lease))) return false;
@@ -186,6 +197,21 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       return true;
     }
     return this.publishReply(verdict.reply, lease);
+  }
+
+  /**
+   * A handler failure that is not an abandon: logged with its code, and the workflow's lane waits
+   * (growing, capped, heartbeating) before the command is redelivered, so a broken command cannot spin.
+   */
+  private async failed(where: string, error: unknown, lease: CommandLease): Promise<void> {
+    const count = (this.failures.get(where) ?? 0) + 1;
+    this.failures.delete(where);
+    this.failures.set(where, count);
+    if (this.failures.size > FAILURES_KEPT) this.failures.delete(this.failures.keys().next().value!);
+    const { code, message } = asEffectdError(error);
+    const ms = backoffMs(count - 1, 500, FAILED_PAUSE_CAP_MS);
+    this.log(`effectd kafka: ${where} failed (${code}: ${message}), failure ${count}; its workflow waits ${ms} ms, then the command is redelivered`);
+    await pauseWhile(ms, lease.isActive);
   }
 
   private async publishReply(reply: Reply, lease: CommandLease): Promise<boolean> {

@@ -24,11 +24,11 @@ export class Semaphore {
 
 /**
  * Runs the messages of one fetched batch: different keys (workflows) concurrently, one key's
- * messages strictly in order. When a message is not completed, the rest of its key is skipped, so
- * nothing of a workflow runs ahead of an earlier command of the same workflow.
- * Returns which messages completed, by index.
+ * messages strictly in order. When a message is not completed (false, or `work` threw: reported to
+ * `onError`), the rest of its key is skipped, so nothing of a workflow runs ahead of an earlier
+ * command of the same workflow. Returns which messages completed, by index.
  */
-export async function runInKeyedLanes<T>(items: readonly T[], keyOf: (item: T) => string, work: (item: T) => Promise<boolean>): Promise<boolean[]> {
+export async function runInKeyedLanes<T>(items: readonly T[], keyOf: (item: T) => string, work: (item: T) => Promise<boolean>, onError: (item: T, error: unknown) => void): Promise<boolean[]> {
   const completed = new Array<boolean>(items.length).fill(false);
   const lanes = new Map<string, number[]>();
   items.forEach((item, index) => {
@@ -42,8 +42,8 @@ export async function runInKeyedLanes<T>(items: readonly T[], keyOf: (item: T) =
       let ok = false;
       try {
         ok = await work(items[index]!);
-      } catch {
-        ok = false;
+      } catch (error) {
+        onError(items[index]!, error);
       }
       if (!ok) return;
       completed[index] = true;
