@@ -25,12 +25,13 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
   let ingress: KafkaIngress;
   let client: EffectClient;
   let fixture: KafkaFixture;
+  const logged: { at: number; line: string }[] = [];
   let n = 0;
   const charge = (invoiceId = `INV-${run}-${++n}`, workflowId = `wf-${run}-${n}`) => ({ workflowId, step: 1, tool: 'payments.charge', principal: 'agent:test', args: { invoiceId, amount: 4900 } });
 
   beforeAll(async () => {
     payments = await startPayments();
-    fixture = await startKafkaFixture(run, schema.url, { providerUrls: { payments: payments.url } });
+    fixture = await startKafkaFixture(run, schema.url, { providerUrls: { payments: payments.url } }, { log: (line) => logged.push({ at: Date.now(), line }) });
     ({ topics, runtime, ingress, client } = fixture);
   });
   afterAll(async () => {
@@ -118,6 +119,27 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     expect(answer.error!.fields.map((f) => f.path)).toContain('args.amount');
     const unknownTool = await client.submit({ ...charge(), tool: 'payments.teleport' });
     expect(unknownTool).toMatchObject({ status: 'not_done', error: { code: 'unknown_tool' } });
+  });
+
+  it('a handler failure is logged with its code and where the command sits, and its workflow waits before the command is redelivered', async () => {
+    const authenticate = runtime.gateway.authenticate.bind(runtime.gateway);
+    let failures = 0;
+    runtime.gateway.authenticate = (...args) => {
+      if (failures++ < 2) throw new Error('credential store unreachable');
+      return authenticate(...args);
+    };
+    try {
+      expect((await client.submit(charge())).status).toBe('done');
+    } finally {
+      runtime.gateway.authenticate = authenticate;
+    }
+    const lines = logged.filter((l) => l.line.includes('credential store unreachable'));
+    expect(lines.map((l) => l.line)).toEqual([
+      expect.stringMatching(new RegExp(`^effectd kafka: ${topics.commands.replaceAll('.', '\\.')}\\[\\d\\]@\\d+ failed \\(unavailable: .*credential store unreachable.*\\), failure 1; its workflow waits \\d+ ms, then the command is redelivered$`)),
+      expect.stringMatching(/failure 2; its workflow waits/),
+    ]);
+    // Not redelivered at once: the first pause (at least 250 ms) lies between the two failures.
+    expect(lines[1]!.at - lines[0]!.at).toBeGreaterThanOrEqual(240);
   });
 
   it('commits the offset of every handled command (next offset), so a restart re-reads nothing settled', async () => {

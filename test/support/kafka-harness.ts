@@ -141,7 +141,7 @@ export function writeCredentials(dir: string, credentials: Credential[] = [
 }
 
 /** The header a command carries its sender's credential in. */
-export const bearer = (token: string): IHeaders => ({ authorization: `Bearer ${token}` });
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 export interface KafkaEffectdProcess {
   child: ChildProcess;

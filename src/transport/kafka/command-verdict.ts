@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../core/errors.js';
+import type { EffectdError, ErrorCode } from '../../core/errors.js';
 
 /** Codes of commands refused as sent (the fix is the sender's): they are their own dead-letter reason. */
 export type RefusedCode = Extract<ErrorCode, 'invalid_command' | 'unknown_tool' | 'unauthorized' | 'forbidden' | 'not_found'>;
@@ -14,24 +14,18 @@ export interface Reply {
   correlationId?: string;
 }
 
-/** What the transport must do with one consumed command once the handler is done with it. */
+/**
+ * What the transport must do with one consumed command once the handler is done with it. A value,
+ * never a throw: NestJS's exception filter would turn a thrown error into an anonymous object.
+ */
 export type CommandVerdict =
   | { kind: 'answer'; reply: Reply }
   /** Not executable as sent: park the original bytes; tell the sender too when it named itself. */
-  | { kind: 'dead-letter'; reason: DeadLetterReason; detail: string; reply?: Reply };
-
-/** Thrown when the partition was taken away (rebalance, shutdown) before the command was settled. */
-export class CommandAbandoned extends Error {
-  constructor(why: string) {
-    super(`command abandoned: ${why}`);
-    this.name = 'CommandAbandoned';
-  }
-}
-
-/** By name, so the error survives NestJS's observable plumbing and a second copy of the module. */
-export function isCommandAbandoned(error: unknown): boolean {
-  return error instanceof Error && error.name === 'CommandAbandoned';
-}
+  | { kind: 'dead-letter'; reason: DeadLetterReason; detail: string; reply?: Reply }
+  /** The partition was taken away (rebalance, shutdown) before the command was settled: redelivered to its next owner, quietly. */
+  | { kind: 'abandoned' }
+  /** Could not be settled now: logged, and its workflow waits before the command is redelivered. */
+  | { kind: 'failed'; error: EffectdError };
 
 /** What the transport lends a handler while it works on one message. */
 export interface CommandLease {

@@ -6,7 +6,7 @@ import { decodeCommand, type CommandEnvelope } from '../wire/command-codec.js';
 import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
 import { backoffMs, pauseWhile } from './backoff.js';
 import { authenticateCommand } from './command-credential.js';
-import { CommandAbandoned, type CommandLease, type CommandVerdict, type DeadLetterReason, type Reply } from './command-verdict.js';
+import type { CommandLease, CommandVerdict, DeadLetterReason, Reply } from './command-verdict.js';
 import { verdictFor, type Refuse } from './error-verdict.js';
 import type { KafkaTopics } from './kafka-settings.js';
 import { replyTopicRefusal } from './reply-topic.js';
@@ -46,6 +46,15 @@ export class EffectCommandProcessor {
   }
 
   async process(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
+    try {
+      return await this.verdict(record, lease);
+    } catch (error) {
+      this.log(`effectd kafka: ${record.where} hit a defect: ${error instanceof Error ? error.stack : String(error)}`);
+      return { kind: 'failed', error: asEffectdError(error) };
+    }
+  }
+
+  private async verdict(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
     const decoded = decodeCommand(record.value);
     const { envelope } = decoded;
     // Until the sender is known to be allowed its reply topic, refusals go to the outcomes topic only.
@@ -62,14 +71,14 @@ export class EffectCommandProcessor {
     if (!decoded.ok) return this.settle(new EffectdError('invalid_command', decoded.detail), refuse, 'undecodable');
 
     for (let tries = 0; ; tries++) {
-      if (!lease.isActive()) throw new CommandAbandoned(`${record.where} (partition revoked or server closing)`);
+      if (!lease.isActive()) return { kind: 'abandoned' };
       let failure: EffectdError;
       try {
         const { outcome, address } = await this.runtime.gateway.submit(caller, decoded.command);
         return { kind: 'answer', reply: { ...replyTo(envelope.replyTopic, envelope.correlationId), key: address.workflowId, value: encodeOutcome(outcome, { ...envelope, ...address }) } };
       } catch (thrown) {
         failure = asEffectdError(thrown);
-        if (failure.code === 'internal' && thrown !== failure) this.log(`effectd kafka: ${record.where} hit a defect: ${(thrown as Error).stack ?? String(thrown)}`);
+        if (failure.code === 'internal' && thrown instanceof Error && thrown !== failure) this.log(`effectd kafka: ${record.where} hit a defect: ${thrown.stack}`);
       }
       const verdict = verdictFor(failure, refuse);
       if (verdict.kind !== 'retry') return verdict;
@@ -78,7 +87,7 @@ export class EffectCommandProcessor {
       }
       const ms = backoffMs(tries, verdict.afterMs ?? 50, 5_000);
       this.log(`effectd kafka: ${record.where} try ${tries + 1} failed (${failure.code}: ${failure.message}); retrying in ${ms} ms`);
-      await pauseWhile(ms, lease.isActive);
+      await pauseWhile(ms, () => lease.isActive());
       await lease.heartbeat().catch(() => {});
     }
   }
@@ -86,8 +95,7 @@ export class EffectCommandProcessor {
   /** A command refused before it reached the gateway, by the same mapping; a retry is the transport's (logged, backed off, redelivered). */
   private settle(error: EffectdError, refuse: Refuse, reason?: DeadLetterReason): CommandVerdict {
     const verdict = verdictFor(error, refuse, reason);
-    if (verdict.kind === 'retry') throw error;
-    return verdict;
+    return verdict.kind === 'retry' ? { kind: 'failed', error } : verdict;
   }
 
   private async ledgerHealthy(): Promise<boolean> {

@@ -1,9 +1,9 @@
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage, type LogEntry, type Producer } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
-import { asEffectdError } from '../../core/errors.js';
+import { EffectdError } from '../../core/errors.js';
 import { backoffMs, pauseWhile, sleep } from './backoff.js';
-import { isCommandAbandoned, type CommandLease, type CommandVerdict, type Reply } from './command-verdict.js';
+import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
 import { deadLetter } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
@@ -183,8 +183,12 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     try {
       verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
     } catch (error) {
-      // Abandoned (partition revoked, closing): not answered, not committed, redelivered to the next owner.
-      if (!isCommandAbandoned(error)) await this.failed(where, error, lease);
+      // The handler answers with verdicts; a throw is NestJS's pipeline failing (it logged the cause, and hands over only this).
+      verdict = { kind: 'failed', error: new EffectdError('internal', `the handler pipeline failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`) };
+    }
+    if (verdict.kind === 'abandoned') return false; // not answered, not committed, redelivered to the partition's next owner
+    if (verdict.kind === 'failed') {
+      await this.failed(where, verdict.error, lease);
       return false;
     }
     this.failures.delete(where);
@@ -200,18 +204,18 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   }
 
   /**
-   * A handler failure that is not an abandon: logged with its code, and the workflow's lane waits
+   * A command the handler could not settle now: logged with its code, and the workflow's lane waits
    * (growing, capped, heartbeating) before the command is redelivered, so a broken command cannot spin.
    */
-  private async failed(where: string, error: unknown, lease: CommandLease): Promise<void> {
+  private async failed(where: string, error: EffectdError, lease: CommandLease): Promise<void> {
     const count = (this.failures.get(where) ?? 0) + 1;
     this.failures.delete(where);
     this.failures.set(where, count);
     if (this.failures.size > FAILURES_KEPT) this.failures.delete(this.failures.keys().next().value!);
-    const { code, message } = asEffectdError(error);
+    const { code, message } = error;
     const ms = backoffMs(count - 1, 500, FAILED_PAUSE_CAP_MS);
     this.log(`effectd kafka: ${where} failed (${code}: ${message}), failure ${count}; its workflow waits ${ms} ms, then the command is redelivered`);
-    await pauseWhile(ms, lease.isActive);
+    await pauseWhile(ms, () => lease.isActive());
   }
 
   private async publishReply(reply: Reply, lease: CommandLease): Promise<boolean> {

@@ -24,13 +24,16 @@ export const file_effectd_v1_effectd: GenFile = /*@__PURE__*/
 
 /**
  * One declared external effect, as an agent's harness submits it.
- * Topic `effectd.commands`, message key = workflow_id (so a workflow's commands stay in order).
+ * Topic `effectd.commands`, message key = workflow_id (so a workflow's commands stay in order),
+ * header `authorization: Bearer <token>` = the sender's effectd credential (who is calling is never
+ * a field of this message).
  *
  * @generated from message effectd.v1.EffectCommand
  */
 export type EffectCommand = Message<"effectd.v1.EffectCommand"> & {
   /**
-   * Tenant of the workflow; "default" when empty.
+   * Leave it empty: the tenant is the credential's. Naming one the credential may not act for gets
+   * the command refused (dead letter `forbidden`).
    *
    * @generated from field: string tenant = 1;
    */
@@ -85,7 +88,8 @@ export type EffectCommand = Message<"effectd.v1.EffectCommand"> & {
   args?: JsonObject | undefined;
 
   /**
-   * Who asked (agent, service account); "anonymous" when empty.
+   * Whom the sender acts for (an end user, a ticket): recorded as a labelled on-behalf-of claim,
+   * never as the actor (the actor is the authenticated credential).
    *
    * @generated from field: string principal = 8;
    */
@@ -113,7 +117,9 @@ export type EffectCommand = Message<"effectd.v1.EffectCommand"> & {
   repeat?: Repeat | undefined;
 
   /**
-   * Where to publish the outcome; `effectd.outcomes` when empty.
+   * Where to publish the outcome; `effectd.outcomes` when empty. Only effectd's outcomes topic or a
+   * topic starting with the credential's `replyTopicPrefix`; any other is refused (dead letter
+   * `forbidden_reply_topic`, the refusal on `effectd.outcomes`).
    *
    * @generated from field: string reply_topic = 12;
    */
