@@ -153,7 +153,7 @@ function renderQueue(effects, total) {
       h('div', { class: 'card-top' }, stateBadge(e.state), h('span', { class: 'tool' }, e.tool), age ? h('span', { class: 'age', title: `unknown since ${e.unknownSince}` }, `waiting ${age}`) : null),
       h('div', { class: 'target' }, e.target),
       h('div', { class: 'meta' }, `${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`),
-      e.reason ? h('div', { class: 'reason' }, e.reason) : null));
+      e.duplicates ? h('div', { class: 'reason', 'data-testid': 'queue-duplicate' }, `duplicate at the provider: ${e.duplicates.receipts.join(', ')}`) : e.reason ? h('div', { class: 'reason' }, e.reason) : null));
   }
   if (total > effects.length) ui.queue.append(more(`the newest ${effects.length} of ${total}; all of them: `, 'effectd effects --state escalated'));
 }
@@ -333,7 +333,14 @@ async function effectView(effectId) {
       h('span', { class: 'mono muted' }, clock(e.at)),
       h('span', { class: `etype etype-${e.type}` }, e.type),
       h('span', {}, e.summary))));
-    if (RESOLVABLE.has(effect.state)) {
+    const pending = effect.duplicates?.unhandled ?? [];
+    if (pending.length) {
+      const key = `duplicates:${pending.join(',')}`;
+      if (formShownFor !== key) {
+        formShownFor = key;
+        clear(actions, duplicateForm(effect, pending[0], async () => { await load(); await refreshLists(); }));
+      }
+    } else if (RESOLVABLE.has(effect.state)) {
       if (formShownFor !== effect.effectId) {
         formShownFor = effect.effectId;
         clear(actions, resolveForm(effect, async () => { await load(); await refreshLists(); }));
@@ -346,7 +353,11 @@ async function effectView(effectId) {
     } else if (formShownFor !== 'settled') {
       formShownFor = 'settled';
       const done = h('div', { class: 'settled', 'data-testid': 'settled' }, h('b', {}, STATE_LABEL[effect.state] ?? effect.state), effect.resolvedBy ? ` — resolved by ${effect.resolvedBy}` : '', effect.receipt ? h('span', {}, ' · receipt ', h('code', {}, effect.receipt)) : null);
-      clear(actions, done);
+      // A detected duplicate whose extra objects are all dealt with: what was recorded stays in view
+      // (the form's confirmation would vanish with the form as the view reloads).
+      const handled = Object.entries(effect.duplicates?.handled ?? {}).map(([receipt, d]) => h('p', { class: 'ok', role: 'status', 'data-testid': 'duplicate-ok' },
+        `Recorded: ${receipt} ${d.action} by ${d.by}${d.compensationEffectId ? ` (undo ${d.compensationEffectId})` : ''}: ${d.reason}`));
+      clear(actions, done, ...handled);
     }
   };
   await load();
@@ -385,6 +396,33 @@ function operatorForm({ testid, title, hint, fields, submitLabel, send, done }, 
   me.role !== 'operator' ? h('p', { class: 'callout warn' }, `You are signed in as ${me.name}, an ${me.role} credential: effectd will refuse this (only operators may).`) : null,
   ...fields,
   h('div', { class: 'form-foot' }, submit, error, ok));
+}
+
+/**
+ * A detected duplicate: the provider holds more objects than the one effect asked for. One extra
+ * object at a time: undo it with the tool's declared undo (an effect of its own), or keep it, with a reason.
+ */
+function duplicateForm(effect, receipt, after) {
+  const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked — kept in the ledger with your name', 'data-testid': 'duplicate-reason', required: true });
+  const undo = effect.duplicates.undoTool;
+  const compensate = h('input', { type: 'radio', name: 'action', value: 'compensate', checked: !!undo, disabled: !undo, 'data-testid': 'duplicate-compensate' });
+  const keep = h('input', { type: 'radio', name: 'action', value: 'keep', checked: !undo, 'data-testid': 'duplicate-keep' });
+  return operatorForm({
+    testid: 'duplicate',
+    title: 'Duplicate at the provider',
+    hint: h('p', { class: 'callout warn', 'data-testid': 'duplicate-callout' },
+      `The provider holds ${effect.duplicates.receipts.length} objects for this one effect: `, ...effect.duplicates.receipts.flatMap((r, i) => [i ? ', ' : '', h('code', {}, r), r === effect.duplicates.own ? ' (the one effectd recorded)' : '']),
+      '. It forgot the idempotency key sooner than its contract says, and a resend acted again. Deal with the extra object ', h('code', {}, receipt), '.'),
+    fields: [
+      h('div', { class: 'choice' },
+        h('label', { class: 'option' }, compensate, h('span', {}, h('b', {}, 'Undo it'), undo ? ` — ${undo} for ${receipt} (an effect of its own, sent once)` : ' — this tool declares no undo')),
+        h('label', { class: 'option' }, keep, h('span', {}, h('b', {}, 'Keep it'), ' — both stay (say why)'))),
+      h('label', { class: 'field' }, h('span', {}, 'Reason'), reason),
+    ],
+    submitLabel: `Record as ${me.name}`,
+    send: () => api(`/v1/effects/${enc(effect.effectId)}/duplicates/${enc(receipt)}`, { method: 'POST', body: { action: compensate.checked ? 'compensate' : 'keep', reason: reason.value.trim() } }),
+    done: (handled) => `Recorded: ${receipt} ${handled.duplicates?.handled?.[receipt]?.action ?? 'handled'}.`,
+  }, after);
 }
 
 /** A held step (it repeats an effect that happened or may have) goes out only if an operator says it is a separate effect. */

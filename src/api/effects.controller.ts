@@ -43,4 +43,11 @@ export class EffectsController {
   release(@Param('effectId') effectId: string, @Body() body: unknown, @CurrentCaller() caller: Caller) {
     return this.runtime.gateway.release(caller, effectId, body);
   }
+
+  /** An operator deals with one extra object of a detected duplicate: `{"action":"compensate"|"keep","reason":"…"}`. */
+  @Post(':effectId/duplicates/:receipt')
+  @HttpCode(200)
+  handleDuplicate(@Param('effectId') effectId: string, @Param('receipt') receipt: string, @Body() body: unknown, @CurrentCaller() caller: Caller) {
+    return this.runtime.gateway.handleDuplicate(caller, effectId, receipt, body);
+  }
 }

@@ -1,4 +1,5 @@
 import { effectStatus, type EffectState, type EffectStatus } from './effect-state.js';
+import { decideReconcile, resendVerdict, type ReconcilePolicy } from './reconcile-decision.js';
 
 /** What an agent is told. Three states, never two. */
 export type AgentStatus = 'done' | 'not_done' | 'unknown';
@@ -29,6 +30,8 @@ export interface OutcomeContext {
   expectAnswerAt?: number;
   /** For a held effect: the effect of the same content it was held against. */
   matched?: EffectState;
+  /** The tool's contract, so an unknown answer says how it will really be settled (lookup, resend, a human). */
+  policy?: ReconcilePolicy;
 }
 
 export function agentOutcome(effect: EffectState, context: OutcomeContext): AgentOutcome {
@@ -42,24 +45,59 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
       return { ...base, status: 'done', receipt: effect.receipt, reason: effect.reason, message: `done: ${tool} for ${target} happened (receipt ${effect.receipt ?? 'recorded'}).` };
     case 'failed_before_effect':
       return { ...base, status: 'not_done', reason: effect.reason, message: `not_done: ${tool} for ${target} did not happen (${effect.reason ?? 'refused by the provider'}); it is safe to try again as a new step.` };
-    case 'terminal_failure':
+    case 'terminal_failure': {
+      if (context.policy && decideReconcile(effect, context.now, context.policy).kind !== 'none') {
+        // Nothing is sent again under a poisoned key, but the provider may have committed before it stored the failure.
+        const until = context.expectAnswerAt !== undefined ? new Date(context.expectAnswerAt).toISOString() : undefined;
+        return {
+          ...base, status: 'unknown', reason: effect.reason, reference: effect.effectId, ...(until ? { expectAnswerBy: until } : {}),
+          checking: `looking reference ${effect.effectId} up at the provider (it answered with a stored failure, so nothing is sent again)`,
+          message: `unknown: ${tool} for ${target} may or may not have happened; the provider answered with a stored failure, so effectd sends nothing again and keeps looking it up (reference ${effect.effectId})${until ? ` until ${until}` : ''}, then a human decides. Do not start another ${tool} for ${target}.`,
+        };
+      }
       return { ...base, status: 'unknown', reason: effect.reason, reference: effect.effectId, checking: 'waiting for a human: the provider replays a stored failure under this key', message: `unknown: ${tool} for ${target} is held for a human (the provider keeps replaying a stored failure, reference ${effect.effectId}). Do not start another ${tool} for ${target}.` };
+    }
     case 'escalated':
       return { ...base, status: 'unknown', reason: effect.reason, reference: effect.effectId, checking: 'waiting for a human to confirm with the provider', message: `unknown: ${tool} for ${target} could not be confirmed automatically and is with a human (reference ${effect.effectId}). Do not start another ${tool} for ${target}.` };
     default: {
-      const expect = context.expectAnswerAt !== undefined ? new Date(context.expectAnswerAt).toISOString() : undefined;
-      const checking = state === 'dispatching' ? 'the request is in flight' : `asking the provider whether reference ${effect.effectId} exists`;
+      const settle = state === 'dispatching' ? { checking: 'the request is in flight', doing: 'the request is still in flight' } : settling(effect, context);
+      const expect = context.expectAnswerAt !== undefined && !settle.human ? new Date(context.expectAnswerAt).toISOString() : undefined;
       return {
         ...base,
         status: 'unknown',
         reason: effect.reason,
         reference: effect.effectId,
-        checking,
+        checking: settle.checking,
         ...(expect ? { expectAnswerBy: expect } : {}),
-        message: `unknown: ${tool} for ${target} may or may not have happened; effectd is checking with the provider (reference ${effect.effectId})${expect ? `, answer expected by ${expect}` : ''}. Do not start another ${tool} for ${target}.`,
+        message: `unknown: ${tool} for ${target} may or may not have happened; ${settle.doing} (reference ${effect.effectId})${expect ? `, answer expected by ${expect}` : ''}. Do not start another ${tool} for ${target}.`,
       };
     }
   }
+}
+
+/**
+ * What effectd will really do about an unknown effect, from the tool's contract: look it up at the
+ * provider; without a lookup, resend the same request under the same key while the key protects
+ * it; otherwise a human decides (DESIGN.md, "Reconciliation").
+ */
+function settling(effect: EffectState, context: OutcomeContext): { checking: string; doing: string; human?: true } {
+  const { policy } = context;
+  if (!policy) return { checking: 'reconciling as the tool\'s contract allows', doing: 'effectd is settling it as the tool\'s contract allows (a lookup, a resend under the same key, or a human)' };
+  if (policy.lookup !== 'none') {
+    return { checking: `asking the provider whether reference ${effect.effectId} exists (lookup by ${policy.lookup})`, doing: 'effectd is checking with the provider' };
+  }
+  const resend = resendVerdict(effect, context.now, policy);
+  if (resend.allowed) {
+    return {
+      checking: 'resending the same request under the same idempotency key (the provider has no lookup)',
+      doing: 'the provider offers no way to look it up, so effectd will send the same request again under the same idempotency key, which the provider deduplicates, so it cannot happen twice',
+    };
+  }
+  return {
+    checking: `waiting for a human: the tool has no lookup and ${resend.why}`,
+    doing: `effectd cannot find out by itself (the tool has no lookup and ${resend.why}), so a human will confirm it with the provider`,
+    human: true,
+  };
 }
 
 function heldOutcome(effect: EffectState, base: Omit<AgentOutcome, 'status' | 'message'>, context: OutcomeContext): AgentOutcome {
@@ -67,6 +105,20 @@ function heldOutcome(effect: EffectState, base: Omit<AgentOutcome, 'status' | 'm
   const held = effect.heldBy!;
   const matched = context.matched;
   const matchedState = matched ? effectStatus(matched, context.now) : undefined;
+  if (held.basis === 'target') {
+    // Held for its target, not its content: it waits for step N to settle, then goes under the usual rules.
+    if (matchedState === 'committed' || matchedState === 'failed_before_effect') {
+      return {
+        ...base, status: 'not_done', reason: `held while step ${held.step} on the same target was open; that step is now ${matchedState}`, reference: held.effectId,
+        message: `not_done: nothing was sent for step ${step} (${tool} for ${target} was held while step ${held.step} on the same target was unconfirmed; step ${held.step} is now ${matchedState}). Submit step ${step} again to send it, if it is still wanted.`,
+      };
+    }
+    return {
+      ...base, status: 'unknown', reason: `step ${held.step} on the same target is ${matchedState ?? 'not confirmed yet'}`, reference: held.effectId,
+      checking: `whether step ${held.step} (${held.effectId}) happened`,
+      message: `being checked: ${tool} for ${target} from step ${held.step} is not confirmed yet (reference ${held.effectId}); nothing was sent for step ${step}. Do not start another ${tool} for ${target}.`,
+    };
+  }
   if (matched && matchedState === 'committed') {
     return {
       ...base, status: 'done', receipt: matched.receipt, reason: `same content as step ${held.step}`, reference: matched.effectId,
@@ -78,10 +130,4 @@ function heldOutcome(effect: EffectState, base: Omit<AgentOutcome, 'status' | 'm
     checking: `whether step ${held.step} (${held.effectId}) happened`,
     message: `being checked: ${tool} for ${target} from step ${held.step} is not confirmed yet (reference ${held.effectId}); nothing was sent for step ${step}. Do not start another ${tool} for ${target}.`,
   };
-}
-
-/** The outcome of an effect read back later; a held one answers with the state of the effect it was held against. */
-export function recordedOutcome(effect: EffectState, now: number, find: (effectId: string) => EffectState | undefined): AgentOutcome {
-  const matched = effect.heldBy ? find(effect.heldBy.effectId) : undefined;
-  return agentOutcome(effect, { now, replayed: true, ...(matched ? { matched } : {}) });
 }

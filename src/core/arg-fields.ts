@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseMinorUnits } from './money.js';
+import { writtenAs } from './json-number-literals.js';
+import { AMOUNT_FORMS, parseMinorUnits, writtenNumberReason } from './money.js';
 
 /**
  * The vocabulary a tool uses to declare its arguments (in code or in a JSON config file).
@@ -48,9 +49,12 @@ function fieldSchema(name: string, spec: ArgFieldSpec): z.ZodType {
       return withDefault(z.string().transform((v) => v.trim().toLowerCase()).pipe(z.email(`${name} must be an email address`)), spec.default, spec.optional);
     case 'currency':
       return withDefault(z.string().transform((v) => v.trim().toLowerCase()).pipe(z.string().regex(/^[a-z]{3}$/, `${name} must be a 3-letter ISO currency code`)), spec.default, spec.optional);
-    case 'money':
-      // Resolved against the currency field at object level (see moneyRefinement).
-      return spec.optional ? z.union([z.number(), z.string()]).optional() : z.union([z.number(), z.string()], { error: `${name} is required (an amount such as 4900 or "49.00")` });
+    case 'money': {
+      // Any value gets through to the object level, where it is resolved against the currency
+      // field and refused with what is really wrong (parseMinorUnits), never "is required".
+      const amount = z.unknown();
+      return spec.optional ? amount.optional() : amount.refine((v) => v !== undefined, `${name} is required: ${AMOUNT_FORMS}`);
+    }
     case 'integer': {
       let inner = z.number().int();
       if (spec.min !== undefined) inner = inner.min(spec.min);
@@ -79,7 +83,7 @@ export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
   const shape: Record<string, z.ZodType> = {};
   for (const [name, spec] of Object.entries(fields)) shape[name] = fieldSchema(name, spec);
   const moneyFields = Object.entries(fields).filter(([, spec]) => spec.type === 'money') as [string, Extract<ArgFieldSpec, { type: 'money' }>][];
-  return z
+  const object = z
     .object(shape)
     .strict()
     .transform((args, ctx) => {
@@ -88,6 +92,10 @@ export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
         const raw = args[name];
         if (raw === undefined) continue;
         const currency = spec.currencyField ? (args[spec.currencyField] as string | undefined) : undefined;
+        if (raw instanceof WrittenNumber) {
+          ctx.addIssue({ code: 'custom', path: [name], message: writtenNumberReason(raw.literal, raw.value, currency) });
+          continue;
+        }
         const parsed = parseMinorUnits(raw, currency);
         if (!parsed.ok) {
           ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason });
@@ -100,5 +108,20 @@ export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
         out[name] = parsed.minor;
       }
       return out;
-    }) as unknown as z.ZodType<CanonicalArgs>;
+    });
+  if (moneyFields.length === 0) return object as unknown as z.ZodType<CanonicalArgs>;
+  // A money field whose JSON number was written 49.00 (known where the ingress kept the text) is
+  // handed to the object as a WrittenNumber, so it is refused, not read as 49 minor units.
+  return z.preprocess((raw) => {
+    const literals = moneyFields.flatMap(([name]) => {
+      const literal = writtenAs(raw, name);
+      return literal === undefined ? [] : [[name, new WrittenNumber(literal, (raw as Record<string, number>)[name]!)] as const];
+    });
+    return literals.length === 0 ? raw : { ...(raw as Record<string, unknown>), ...Object.fromEntries(literals) };
+  }, object) as unknown as z.ZodType<CanonicalArgs>;
+}
+
+/** A JSON number written with a decimal point or an exponent that reads as a whole number (49.00). */
+class WrittenNumber {
+  constructor(readonly literal: string, readonly value: number) {}
 }

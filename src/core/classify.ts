@@ -6,6 +6,12 @@ export interface ClassificationRules {
   receiptPath?: string;
   /** Response header that marks a replay from the provider's idempotency cache (lower case). */
   replayHeader?: string;
+  /**
+   * What the provider does with a same-key resend after a failed execution (the tool's
+   * `idempotency.storedFailures`): `replayed` (default) answers the stored failure again, so a
+   * replayed 5xx/408/409/429 poisons the key; `retried` executes the work again, so it does not.
+   */
+  storedFailures?: 'replayed' | 'retried';
   /** Per-tool exceptions, first match wins: a status (and optionally text in the body) mapped to an outcome. */
   overrides?: { status: number; bodyIncludes?: string; outcome: OutcomeClass }[];
 }
@@ -24,7 +30,9 @@ const AMBIGUOUS_4XX = new Set([408, 409, 429]);
 /**
  * 2xx → committed; 4xx other than 408/409/429 → failed_before_effect (replayed or not: a stored
  * refusal is the first attempt's answer); a replayed stored 5xx/408/409/429 → terminal_failure
- * (the key is poisoned); timeout, reset, 5xx, 408, 409, 429 → unknown.
+ * (the key is poisoned) when the provider replays stored failures, unknown when it executes failed
+ * work again on a same-key resend (`storedFailures: 'retried'`); timeout, reset, 5xx, 408, 409,
+ * 429 → unknown.
  */
 export function classifyDispatch(result: DispatchResult, rules: ClassificationRules): Classification {
   if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', neverSent: true, replayed: false, reason: `never sent: ${result.error}` };
@@ -39,8 +47,11 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
   const refused = status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status);
   // A replayed refusal is the first attempt's own answer (it proves nothing happened); a replayed
-  // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned.
-  if (replayed && !refused) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
+  // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned — unless the
+  // provider executes failed work again on a resend, which can then still complete it.
+  const poisoned = (rules.storedFailures ?? 'replayed') === 'replayed';
+  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
+  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${summary}` };
   if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${summary}` };
   return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary}` };
 }

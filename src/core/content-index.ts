@@ -37,3 +37,19 @@ export function findContentMatch(effects: Iterable<EffectState>, contentKey: str
 export function holdsBack(effect: EffectState, now: number): boolean {
   return HOLDING.has(effectStatus(effect, now));
 }
+
+/**
+ * While an effect on a tool + target may have happened and is not settled (in flight, unknown,
+ * escalated, or a poisoned key with a human), "do not start another X for Y" is the rule: a new
+ * effect on the same target waits, whatever its arguments (a model's "repair" with another amount).
+ */
+const TARGET_HOLDING = new Set(['dispatching', 'unknown', 'escalated', 'terminal_failure']);
+
+export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number): EffectState | undefined {
+  for (const effect of effects) if (effect.effectId !== excludeEffectId && holdsTarget(effect, now)) return effect;
+  return undefined;
+}
+
+export function holdsTarget(effect: EffectState, now: number): boolean {
+  return TARGET_HOLDING.has(effectStatus(effect, now));
+}

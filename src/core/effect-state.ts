@@ -33,11 +33,42 @@ export interface EffectState {
   settledAt?: number;
   resolvedBy?: string;
   /** For a held effect: the effect of the same content it was held against. */
-  heldBy?: { effectId: string; step: string; scope: 'workflow' | 'tenant'; workflowId?: string };
+  heldBy?: { effectId: string; step: string; scope: 'workflow' | 'tenant'; basis: 'content' | 'target'; workflowId?: string };
   releasedBy?: string;
+  /** After a settle through a resend: what the duplicate audit found (absent until it ran). */
+  audit?: EffectAudit;
   lastEventAt: number;
   /** Every event of this effect, in order: the evidence an operator reads. */
   log: readonly EffectEvent[];
+}
+
+/** The duplicate audit of an effect that settled through a resend. */
+export type EffectAudit =
+  | { verdict: 'single' | 'unverifiable'; at: number }
+  | { verdict: 'duplicates'; at: number; receipts: string[]; handled: Record<string, { action: 'compensated' | 'kept'; by: string; reason: string; compensationEffectId?: string }> };
+
+/**
+ * A resend is where a provider that forgets keys early acts twice: an effect committed after one
+ * (more than one attempt) is audited once its lookup has settled.
+ */
+export function needsAudit(effect: EffectState): boolean {
+  return effect.recordedStatus === 'committed' && effect.attempts.length > 1 && effect.audit === undefined;
+}
+
+/** The extra objects of a detected duplicate no operator has dealt with yet. */
+export function unhandledDuplicates(effect: EffectState): string[] {
+  const audit = effect.audit;
+  if (audit?.verdict !== 'duplicates') return [];
+  return audit.receipts.filter((r) => r !== effect.receipt && !audit.handled[r]);
+}
+
+/**
+ * Only a human moves it on: escalated, a duplicate nobody has dealt with, or a poisoned key once
+ * effectd has nothing left to try (`stillLooking`: its reconciler still looks it up).
+ */
+export function needsHuman(effect: EffectState, now: number, stillLooking = false): boolean {
+  const status = effectStatus(effect, now);
+  return status === 'escalated' || (status === 'terminal_failure' && !stillLooking) || unhandledDuplicates(effect).length > 0;
 }
 
 export function currentAttempt(effect: EffectState): AttemptRecord | undefined {

@@ -82,7 +82,7 @@ export function invalidCommand(summary: string, issues: readonly { path: readonl
 export function asEffectdError(error: unknown): EffectdError {
   if (isEffectdError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError) {
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError || error instanceof URIError) {
     return new EffectdError('internal', `effectd hit a defect: ${message}`, {});
   }
   return new EffectdError('unavailable', `a part effectd depends on failed: ${message}; nothing was recorded, send the same command again`, { retryAfterMs: 1_000 });

@@ -42,6 +42,8 @@ export const attemptStarted = z.object({
   leaseUntil: z.number().int(),
   /** When the provider stops deduplicating this key (first dispatch + retention); null = no key protection. */
   keyExpiresAt: z.number().int().nullable(),
+  /** What the first attempt sent (path and body; no base URL, no headers): every resend sends exactly this. */
+  request: z.object({ method: z.string(), path: z.string(), body: z.string(), encoding: z.enum(['json', 'form']), keyHeader: z.string().optional() }).strict().optional(),
 });
 
 export const attemptFinished = z.object({
@@ -93,6 +95,8 @@ export const effectHeld = z.object({
   /** Set when the match is in another workflow of the tenant. */
   matchedWorkflowId: z.string().optional(),
   scope: z.enum(['workflow', 'tenant']),
+  /** What matched: the same business content (default, as every v1 event before it), or the same tool + target while that effect is still open. */
+  basis: z.enum(['content', 'target']).optional(),
 });
 
 /** An operator (or effectd, when the matched effect proved not to have happened) lets a held effect go. */
@@ -101,6 +105,39 @@ export const effectReleased = z.object({
   ...base,
   releasedBy: z.string(),
   reason: z.string(),
+});
+
+/**
+ * After an effect settled through a same-key resend, a lookup of its stamped reference found more
+ * than one object: the provider acted twice (it forgot the key sooner than its contract says).
+ * `receipts` lists every object found, the effect's own receipt first.
+ */
+export const duplicateDetected = z.object({
+  type: z.literal('DuplicateDetected'),
+  ...base,
+  receipts: z.array(z.string()).min(2),
+  asked: z.string(),
+  seen: z.string(),
+});
+
+/** The same audit found one object (or could not look: `unverifiable`, with what it saw). */
+export const resendAudited = z.object({
+  type: z.literal('ResendAudited'),
+  ...base,
+  verdict: z.enum(['single', 'unverifiable']),
+  asked: z.string(),
+  seen: z.string(),
+});
+
+/** An operator dealt with one extra object of a detected duplicate: compensated it (with the undo effect's id) or kept it, and why. */
+export const duplicateHandled = z.object({
+  type: z.literal('DuplicateHandled'),
+  ...base,
+  receipt: z.string(),
+  action: z.enum(['compensated', 'kept']),
+  handledBy: z.string(),
+  reason: z.string(),
+  compensationEffectId: z.string().optional(),
 });
 
 /**
@@ -129,6 +166,9 @@ export const effectEvent = z.discriminatedUnion('type', [
   effectResolved,
   effectHeld,
   effectReleased,
+  duplicateDetected,
+  resendAudited,
+  duplicateHandled,
 ]);
 
 export const ledgerEvent = z.discriminatedUnion('type', [...effectEvent.options, decisionRecorded, sagaStarted, sagaCompensating, sagaFinished]);
@@ -145,6 +185,9 @@ export type AttemptFinished = z.infer<typeof attemptFinished>;
 export type ReconciliationChecked = z.infer<typeof reconciliationChecked>;
 export type EffectEscalated = z.infer<typeof effectEscalated>;
 export type EffectResolved = z.infer<typeof effectResolved>;
+export type DuplicateDetected = z.infer<typeof duplicateDetected>;
+export type ResendAudited = z.infer<typeof resendAudited>;
+export type DuplicateHandled = z.infer<typeof duplicateHandled>;
 export type LedgerEventType = LedgerEvent['type'];
 
 export function isEffectEvent(event: LedgerEvent): event is EffectEvent {

@@ -10,13 +10,20 @@ export interface WorkflowState {
   decisions: PersistentMap<string, DecisionRecorded>;
   /** Effect ids by content key, in declaration order (the workflow's content index). */
   byContent: PersistentMap<string, readonly string[]>;
+  /** Effect ids by tool + target (`targetKeyOf`), in declaration order. */
+  byTarget: PersistentMap<string, readonly string[]>;
   /** The saga this workflow runs, if any. */
   saga?: SagaState;
   /** Stream revision of the last folded event; -1 for an empty stream. */
   revision: number;
 }
 
-export const emptyWorkflow: WorkflowState = { effects: PersistentMap.empty(), decisions: PersistentMap.empty(), byContent: PersistentMap.empty(), revision: -1 };
+export const emptyWorkflow: WorkflowState = { effects: PersistentMap.empty(), decisions: PersistentMap.empty(), byContent: PersistentMap.empty(), byTarget: PersistentMap.empty(), revision: -1 };
+
+/** The target index's key: what one effect acts on, per tool. */
+export function targetKeyOf(tool: string, target: string): string {
+  return `${tool}\n${target}`;
+}
 
 /**
  * The pure fold of a workflow stream. Throws IllegalTransitionError on an event the rules forbid.
@@ -28,13 +35,16 @@ export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowSt
   const effects = new Map<string, EffectState>();
   const decisions = new Map<string, DecisionRecorded>();
   const byContent = new Map<string, readonly string[]>();
+  const byTarget = new Map<string, readonly string[]>();
   const decided = (step: string) => decisions.has(step) || initial.decisions.has(step);
   let saga = initial.saga;
   for (const event of events) {
     if (isEffectEvent(event)) {
       effects.set(event.effectId, evolveEffect(effects.get(event.effectId) ?? initial.effects.get(event.effectId), event));
-      if (event.type === 'EffectDeclared' && event.contentKey) {
-        byContent.set(event.contentKey, [...(byContent.get(event.contentKey) ?? initial.byContent.get(event.contentKey) ?? []), event.effectId]);
+      if (event.type === 'EffectDeclared') {
+        if (event.contentKey) byContent.set(event.contentKey, [...(byContent.get(event.contentKey) ?? initial.byContent.get(event.contentKey) ?? []), event.effectId]);
+        const target = targetKeyOf(event.tool, event.target);
+        byTarget.set(target, [...(byTarget.get(target) ?? initial.byTarget.get(target) ?? []), event.effectId]);
       }
     } else saga = evolveWorkflow(decided, decisions, saga, event);
   }
@@ -42,6 +52,7 @@ export function foldWorkflow(events: readonly LedgerEvent[], initial: WorkflowSt
     effects: initial.effects.with(effects),
     decisions: initial.decisions.with(decisions),
     byContent: initial.byContent.with(byContent),
+    byTarget: initial.byTarget.with(byTarget),
     revision: initial.revision + events.length,
     ...(saga ? { saga } : {}),
   };
@@ -87,7 +98,7 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
     case 'EffectHeld': {
       if (from !== 'declared' || effect.attempts.length > 0) reject('only a new, never dispatched effect is held');
       next.recordedStatus = 'held';
-      next.heldBy = { effectId: event.matchedEffectId, step: event.matchedStep, scope: event.scope, ...(event.matchedWorkflowId ? { workflowId: event.matchedWorkflowId } : {}) };
+      next.heldBy = { effectId: event.matchedEffectId, step: event.matchedStep, scope: event.scope, basis: event.basis ?? 'content', ...(event.matchedWorkflowId ? { workflowId: event.matchedWorkflowId } : {}) };
       return next;
     }
     case 'EffectReleased': {
@@ -131,18 +142,21 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
         next.reason = event.reason;
         return next;
       }
-      if (event.outcome === 'failed_before_effect' && event.httpStatus === undefined && effect.attempts.some((a, i) => i < index && a.finished?.outcome !== 'failed_before_effect')) {
-        // A resend that never left the process proves nothing about an earlier, ambiguous attempt.
-        // A provider's refusal does: the resend carried the same key inside its retention (the
-        // rules above allow nothing else), so a provider that had done the first would have said so.
+      if (event.outcome === 'failed_before_effect' && !event.replayed && effect.attempts.some((a, i) => i < index && a.finished?.outcome !== 'failed_before_effect')) {
+        // What a resend hears proves nothing about an earlier, ambiguous attempt, unless the provider
+        // says it is the stored answer to that attempt (replayed): one that never left says nothing,
+        // and a fresh refusal may itself be evidence the key WAS used (Stripe's 400 idempotency_error
+        // for other parameters under a used key). It stays unknown: lookup, then a human.
         next.recordedStatus = 'unknown';
-        next.reason = event.reason;
+        next.reason = `a resend under the same key was refused (${event.reason}); that does not prove the first attempt did not happen`;
         return next;
       }
       return settle(next, event.outcome, event.at, undefined, event.reason);
     }
     case 'ReconciliationChecked': {
-      if (from !== 'unknown' && from !== 'escalated') reject('only an unknown or escalated effect is reconciled');
+      // A poisoned key (terminal_failure) stops resends, not lookups: a lookup is a safe read.
+      if (from !== 'unknown' && from !== 'escalated' && from !== 'terminal_failure') reject('only an unknown, escalated or terminal effect is reconciled');
+      if (from === 'terminal_failure' && event.verdict === 'not_committed') reject('a stored failure may hide a commit: only a human proves it absent');
       next.checks = [...effect.checks, event];
       next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
       if (event.verdict === 'committed') return settle(next, 'committed', event.at, event.receipt, `found at the provider: ${event.seen}`);
@@ -155,6 +169,20 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       next.recordedStatus = 'escalated';
       next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
       next.reason = event.reason;
+      return next;
+    }
+    case 'DuplicateDetected':
+    case 'ResendAudited': {
+      if (from !== 'committed' || effect.audit) reject('only a committed effect is audited for duplicates, once');
+      next.audit = event.type === 'DuplicateDetected' ? { verdict: 'duplicates', at: event.at, receipts: event.receipts, handled: {} } : { verdict: event.verdict, at: event.at };
+      return next;
+    }
+    case 'DuplicateHandled': {
+      const audit = effect.audit;
+      if (audit?.verdict !== 'duplicates' || !audit.receipts.includes(event.receipt) || event.receipt === effect.receipt) reject('only an extra object of a detected duplicate is handled');
+      if ((audit as Extract<typeof audit, { verdict: 'duplicates' }>).handled[event.receipt]) reject('each extra object is handled once');
+      const duplicates = audit as Extract<typeof audit, { verdict: 'duplicates' }>;
+      next.audit = { ...duplicates, handled: { ...duplicates.handled, [event.receipt]: { action: event.action, by: event.handledBy, reason: event.reason, ...(event.compensationEffectId ? { compensationEffectId: event.compensationEffectId } : {}) } } };
       return next;
     }
     case 'EffectResolved': {

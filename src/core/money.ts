@@ -12,34 +12,80 @@ export type MoneyParse = { ok: true; minor: number; currency?: string } | { ok: 
 
 const MONEY_TEXT = /^(?:([A-Za-z]{3})\s*)?([0-9]+)(?:\.([0-9]+))?(?:\s*([A-Za-z]{3}))?$/;
 
+/** The accepted forms, for every message that refuses an amount. */
+export const AMOUNT_FORMS = 'a JSON integer of minor units (4900 = 49.00) or a string with a decimal point or a currency ("49.00", "49.00 USD", "USD 49.00", "49 USD")';
+
+/** `minor` minor units written in major units, e.g. 4900 → "49.00", for suggestions in messages. */
+function majorText(minor: number, exponent: number): string {
+  if (exponent === 0) return String(minor);
+  const digits = String(minor).padStart(exponent + 1, '0');
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}
+
 /**
- * An amount in minor units from what models send: 4900, "4900", "49.00", "49.00 USD", "USD 49.00".
- * An integer (number or digits) is already minor units; a decimal point means major units.
- * `exponentFor` decides the scale from the currency written in the text, or the caller's default.
+ * An amount in minor units, from the forms that cannot be misread (docs/tool-reference.md, "Amounts"):
+ * - a JSON number is minor units, always: a whole number ≥ 0 (4900 = USD 49.00);
+ * - a string is major units and must say so, with a decimal point or a currency: "49.00",
+ *   "49.00 USD", "USD 49.00", "49 USD". A string of bare digits ("49") is refused: whether it
+ *   means 49 or 4900 minor units is a guess, and a guess charges the wrong amount.
+ * The scale comes from the currency written in the text, else the caller's (the currency field), else USD.
  */
 export function parseMinorUnits(input: unknown, fallbackCurrency: string | undefined): MoneyParse {
+  const fallback = (fallbackCurrency ?? 'usd').toLowerCase();
   if (typeof input === 'number') {
-    if (!Number.isSafeInteger(input) || input < 0) {
-      return { ok: false, reason: `amount ${input} must be a non-negative integer of minor units (e.g. 4900) or a decimal string (e.g. "49.00")` };
+    if (!Number.isFinite(input)) {
+      return { ok: false, reason: `the amount is out of range (a JSON number that large reads as ${input}); send ${AMOUNT_FORMS}` };
     }
+    if (!Number.isInteger(input)) {
+      const exponent = minorUnitExponent(fallback);
+      const scaled = Math.round(input * 10 ** exponent);
+      const exact = input >= 0 && Math.abs(scaled - input * 10 ** exponent) < 1e-6 && Number.isSafeInteger(scaled);
+      const suggestion = exact ? `write ${scaled} (minor units) or "${majorText(scaled, exponent)} ${fallback.toUpperCase()}"` : 'write the amount as integer minor units (e.g. 4900) or a decimal string (e.g. "49.00 USD")';
+      return { ok: false, reason: `JSON numbers are minor units, and ${input} is not a whole number of them: ${suggestion}` };
+    }
+    if (input < 0) return { ok: false, reason: `the amount must not be negative (got ${input})` };
+    if (!Number.isSafeInteger(input)) return { ok: false, reason: `the amount ${input} is too large (at most ${Number.MAX_SAFE_INTEGER} minor units)` };
     return { ok: true, minor: input };
   }
-  if (typeof input !== 'string') return { ok: false, reason: 'amount must be a number or a string' };
+  if (typeof input !== 'string') {
+    return { ok: false, reason: `the amount must be ${AMOUNT_FORMS}, not ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : `a ${typeof input}`}` };
+  }
   const match = MONEY_TEXT.exec(input.trim());
-  if (!match) return { ok: false, reason: `"${input}" is not an amount (expected e.g. 4900, "49.00" or "49.00 USD")` };
+  if (!match) return { ok: false, reason: `"${input}" is not an amount: send ${AMOUNT_FORMS}` };
   const [, prefixCurrency, whole, fraction, suffixCurrency] = match;
   if (prefixCurrency && suffixCurrency) return { ok: false, reason: `"${input}" names a currency twice` };
   const currency = (prefixCurrency ?? suffixCurrency)?.toLowerCase();
-  if (fraction === undefined) {
-    const minor = Number(whole);
-    if (!Number.isSafeInteger(minor)) return { ok: false, reason: `amount "${input}" is too large` };
-    return currency ? { ok: false, reason: `"${input}" has a currency but no decimal point: write "${whole}.00 ${currency.toUpperCase()}" or the integer minor units` } : { ok: true, minor };
+  const scale = currency ?? fallback;
+  const exponent = minorUnitExponent(scale);
+  if (fraction === undefined && !currency) {
+    const asMajor = `"${exponent === 0 ? whole : `${whole}.${'0'.repeat(exponent)}`} ${scale.toUpperCase()}"`;
+    return {
+      ok: false,
+      reason: `"${input}" is ambiguous: a string amount needs a decimal point or a currency. Write ${asMajor} for ${whole} ${scale.toUpperCase()}, or the JSON number ${Number(whole)} for ${Number(whole)} minor units (${majorText(Number(whole), exponent)} ${scale.toUpperCase()})`,
+    };
   }
-  const exponent = minorUnitExponent(currency ?? fallbackCurrency ?? 'usd');
-  if (fraction.length > exponent) {
-    return { ok: false, reason: `"${input}" has more decimals than ${(currency ?? fallbackCurrency ?? 'usd').toUpperCase()} allows (${exponent})` };
+  if (fraction !== undefined && fraction.length > exponent) {
+    return { ok: false, reason: `"${input}" has more decimals than ${scale.toUpperCase()} allows (${exponent})` };
   }
-  const minor = Number(whole) * 10 ** exponent + Number(fraction.padEnd(exponent, '0') || '0');
-  if (!Number.isSafeInteger(minor)) return { ok: false, reason: `amount "${input}" is too large` };
+  const minor = Number(whole) * 10 ** exponent + Number((fraction ?? '').padEnd(exponent, '0') || '0');
+  if (!Number.isSafeInteger(minor)) return { ok: false, reason: `the amount "${input}" is too large` };
   return currency ? { ok: true, minor, currency } : { ok: true, minor };
+}
+
+/**
+ * The refusal of a JSON number written with a decimal point or an exponent that reads as a whole
+ * number (49.00, 4.9e3): JSON.parse makes 49.00 into 49, i.e. 49 minor units (0.49), which is not
+ * what anyone writing 49.00 means. Only ingresses that keep the request text can tell (HTTP).
+ */
+export function writtenNumberReason(literal: string, value: number, currency: string | undefined): string {
+  const cur = (currency ?? 'usd').toLowerCase();
+  const exponent = minorUnitExponent(cur);
+  if (/[eE]/.test(literal)) {
+    return `JSON numbers are minor units written as plain integers: write ${Number.isSafeInteger(value) ? value : 'the integer'} instead of ${literal}, or a decimal string such as "${Number.isSafeInteger(value) ? majorText(value, exponent) : '49.00'} ${cur.toUpperCase()}"`;
+  }
+  const asMajor = literal.replace(/^-/, '');
+  const [whole = '0', fraction = ''] = asMajor.split('.');
+  const minor = Number(whole) * 10 ** exponent + Number(fraction.slice(0, exponent).padEnd(exponent, '0') || '0');
+  const suggestion = fraction.length <= exponent && Number.isSafeInteger(minor) ? `write ${minor} (minor units) or the string "${asMajor} ${cur.toUpperCase()}"` : `write integer minor units (e.g. 4900) or a decimal string (e.g. "49.00 ${cur.toUpperCase()}")`;
+  return `JSON numbers are minor units, so ${literal} would be read as ${value} minor units (${majorText(Math.abs(value), exponent)} ${cur.toUpperCase()}); it is refused because its decimal point suggests ${asMajor} ${cur.toUpperCase()}: ${suggestion}`;
 }

@@ -1,5 +1,5 @@
 import { doublingDelayMs } from './backoff.js';
-import { currentAttempt, effectStatus, type EffectState } from './effect-state.js';
+import { currentAttempt, effectStatus, needsAudit, type EffectState } from './effect-state.js';
 
 /** What a tool's contract offers for finding out whether an effect happened. */
 export interface ReconcilePolicy {
@@ -11,6 +11,8 @@ export interface ReconcilePolicy {
   dedupesByKey: boolean;
   /** How long after a dispatch a provider may still commit or become searchable. */
   settleWindowMs: number;
+  /** Same-key resends allowed at most, and not later than `withinMs` after the first dispatch. */
+  resends: { max: number; withinMs: number };
 }
 
 export type ReconcileStep =
@@ -19,7 +21,9 @@ export type ReconcileStep =
   | { kind: 'lookup' }
   | { kind: 'retry-same-key' }
   | { kind: 'not-committed'; why: string }
-  | { kind: 'escalate'; reason: string };
+  | { kind: 'escalate'; reason: string }
+  /** Settled through a resend: look its reference up once the lookup has settled, for a second object. */
+  | { kind: 'audit' };
 
 const FIRST_RECHECK_MS = 250;
 const MAX_RECHECK_MS = 30_000;
@@ -33,36 +37,74 @@ export function decideReconcile(effect: EffectState, now: number, policy: Reconc
   const status = effectStatus(effect, now);
   const attempt = currentAttempt(effect);
   if (status === 'dispatching') return { kind: 'wait', until: attempt!.started.leaseUntil, why: 'a live claim is in flight' };
-  if (status !== 'unknown' || !attempt) return { kind: 'none' };
-
-  const dispatchedAt = attempt.started.at;
-  const settledBy = dispatchedAt + policy.settleWindowMs;
-  const key = attempt.started;
-  const keyProtects = keyStillProtects(effect, now, policy);
-  const checksSinceDispatch = effect.checks.filter((c) => c.at >= dispatchedAt);
-
-  if (policy.lookup !== 'none') {
-    const last = checksSinceDispatch[checksSinceDispatch.length - 1];
-    if (!last) return { kind: 'lookup' };
-    if (now < settledBy) {
-      const backoff = doublingDelayMs(checksSinceDispatch.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS);
-      const next = Math.min(last.at + backoff, settledBy);
-      return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: 'not found yet; the provider may still commit or index it' };
-    }
-    // The settle window has passed: one last look at or after its end, then decide.
-    if (last.at < settledBy) return { kind: 'lookup' };
-    if (keyProtects) return { kind: 'retry-same-key' };
-    if (policy.lookupConsistent) return { kind: 'not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
-    return { kind: 'escalate', reason: `not found by ${policy.lookup} lookup after the settle window, the lookup may lag, and ${key.providerKey === null ? 'the tool has no key' : 'the key no longer protects a resend'}` };
+  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt.started.at, now, policy) : { kind: 'none' };
+  if (needsAudit(effect)) {
+    const settledBy = attempt!.started.at + policy.settleWindowMs;
+    return now >= settledBy ? { kind: 'audit' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
   }
-  if (keyProtects) return { kind: 'retry-same-key' };
-  return { kind: 'escalate', reason: key.providerKey === null ? 'the tool has neither an idempotency key nor a lookup: only a human can tell whether it happened' : 'the provider key has expired and the tool has no lookup: a resend could act twice' };
+  if (status !== 'unknown' || !attempt) return { kind: 'none' };
+  const resend = resendVerdict(effect, now, policy);
+  if (policy.lookup !== 'none') {
+    const next = nextLookup(effect, attempt.started.at, now, policy);
+    if (next.kind !== 'settled') return next;
+    if (resend.allowed) return { kind: 'retry-same-key' };
+    if (policy.lookupConsistent) return { kind: 'not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
+    return { kind: 'escalate', reason: `not found by ${policy.lookup} lookup after the settle window, the lookup may lag, and ${resend.why}` };
+  }
+  if (resend.allowed) return { kind: 'retry-same-key' };
+  const noKey = effect.attempts[0]?.started.providerKey === null;
+  return { kind: 'escalate', reason: noKey ? 'the tool has neither an idempotency key nor a lookup: only a human can tell whether it happened' : `the tool has no lookup and ${resend.why}: only a human can tell whether it happened` };
 }
 
-/** The provider still dedupes a resend under the attempt's key at `now`. */
-export function keyStillProtects(effect: EffectState, now: number, policy: Pick<ReconcilePolicy, 'dedupesByKey'>): boolean {
+/**
+ * Lookups after one attempt: the first at once, re-checks doubling from 250 ms until the settle
+ * window has passed, then one last look at or after its end; `settled` once that look was taken.
+ */
+function nextLookup(effect: EffectState, dispatchedAt: number, now: number, policy: ReconcilePolicy): ReconcileStep | { kind: 'settled' } {
+  const settledBy = dispatchedAt + policy.settleWindowMs;
+  const checks = effect.checks.filter((c) => c.at >= dispatchedAt);
+  const last = checks[checks.length - 1];
+  if (!last) return { kind: 'lookup' };
+  if (now < settledBy) {
+    const next = Math.min(last.at + doublingDelayMs(checks.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS), settledBy);
+    return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: 'not found yet; the provider may still commit or index it' };
+  }
+  return last.at < settledBy ? { kind: 'lookup' } : { kind: 'settled' };
+}
+
+/**
+ * A replayed stored failure poisons the key: nothing is sent again. But the provider may have
+ * committed before it stored the failure, so looking up (a safe read) goes on through the settle
+ * window; found → committed. After it, the effect stays with a human.
+ */
+function lookUpPoisoned(effect: EffectState, dispatchedAt: number, now: number, policy: ReconcilePolicy): ReconcileStep {
+  if (policy.lookup === 'none') return { kind: 'none' };
+  const next = nextLookup(effect, dispatchedAt, now, policy);
+  return next.kind === 'settled' ? { kind: 'none' } : next;
+}
+
+/** Whether a same-key resend may go now, and if not, why (the escalation's reason says it). */
+export function resendVerdict(effect: EffectState, now: number, policy: Pick<ReconcilePolicy, 'dedupesByKey' | 'resends'>): { allowed: true } | { allowed: false; why: string } {
+  const first = effect.attempts[0]?.started;
   const started = currentAttempt(effect)?.started;
-  return !!started && policy.dedupesByKey && started.providerKey !== null && started.keyExpiresAt !== null && now < started.keyExpiresAt;
+  if (!first || !started || started.providerKey === null) return { allowed: false, why: 'the tool has no idempotency key' };
+  if (!policy.dedupesByKey) return { allowed: false, why: 'the provider does not deduplicate by key' };
+  if (started.keyExpiresAt === null || now >= started.keyExpiresAt) return { allowed: false, why: 'the provider key has expired, so a resend could act twice' };
+  // A provider that refused a resend under the key will not honour it again: the key is spent.
+  if (effect.attempts.some((a, i) => i > 0 && a.finished?.outcome === 'failed_before_effect' && a.finished.httpStatus !== undefined)) {
+    return { allowed: false, why: 'the provider refused a resend under this key, so the key no longer protects one' };
+  }
+  const resends = effect.attempts.length - 1;
+  if (resends >= policy.resends.max) {
+    return { allowed: false, why: `it was re-sent ${resends} time(s) under the same key without a definitive answer (the contract's resends.max is ${policy.resends.max}); a provider that replays a stored failure without saying so answers like this` };
+  }
+  if (now - first.at >= policy.resends.withinMs) return { allowed: false, why: `the first dispatch was ${policy.resends.withinMs} ms or more ago (the contract's resends.withinMs)` };
+  return { allowed: true };
+}
+
+/** A same-key resend may go now: the provider still dedupes the key and the contract allows another. */
+export function keyStillProtects(effect: EffectState, now: number, policy: Pick<ReconcilePolicy, 'dedupesByKey' | 'resends'>): boolean {
+  return resendVerdict(effect, now, policy).allowed;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { EffectdError } from '../core/errors.js';
+import { tenantField } from '../core/effect-command.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { Principal } from '../runtime/credentials.js';
 
 /** The front door a call came through. */
@@ -27,6 +28,10 @@ export function canSeeTenant(caller: Principal, tenant: string): boolean {
 export function tenantOf(caller: Caller, requested?: unknown): string {
   if (requested !== undefined && typeof requested !== 'string') {
     throw new EffectdError('invalid_command', 'tenant must be a string (or left out: it is the caller\'s own)', { fields: [{ path: 'tenant', message: 'expected a string' }] });
+  }
+  if (requested !== undefined) {
+    const parsed = tenantField.safeParse(requested);
+    if (!parsed.success) throw invalidCommand('invalid tenant', parsed.error.issues, ['tenant']);
   }
   const tenant = requested ?? (caller.tenant === '*' ? 'default' : caller.tenant);
   if (!canSeeTenant(caller, tenant)) throw new EffectdError('forbidden', `${caller.name} may only act for tenant ${caller.tenant}, not ${tenant}`, { tenant });

@@ -1,5 +1,5 @@
-import { recordedOutcome, type AgentOutcome } from '../core/agent-outcome.js';
-import { effectStatus, unknownSinceAt, type EffectState } from '../core/effect-state.js';
+import type { AgentOutcome } from '../core/agent-outcome.js';
+import { effectStatus, needsHuman, unhandledDuplicates, unknownSinceAt, type EffectState } from '../core/effect-state.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
 import { isEffectEvent } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
@@ -7,6 +7,9 @@ import type { EffectAddress } from '../core/identity.js';
 import { workflowStream } from '../core/streams.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import type { CredentialBook } from '../runtime/credentials.js';
+import { decideReconcile } from '../core/reconcile-decision.js';
+import { fillJson } from '../providers/templates.js';
+import { reconcilePolicy } from '../shell/reconciler.js';
 import { describeEvent } from '../runtime/timeline.js';
 import { summarizeWorkflows } from '../runtime/workflow-summaries.js';
 import type { EffectShell, Disposition } from '../shell/effect-shell.js';
@@ -14,12 +17,14 @@ import { sagaNameOf, sagaOutcome } from '../shell/saga-outcome.js';
 import type { SagaRegistry } from '../shell/saga-registry.js';
 import type { SagaRunner, SagaView } from '../shell/saga-runner.js';
 import { callerOf, canSeeTenant, tenantOf, type Caller, type Ingress } from './caller.js';
-import { decisionInput, effectListQuery, releaseInput, resolutionInput, sagaStartInput, workflowIdField, workflowListQuery } from './inputs.js';
+import { decisionInput, duplicateHandlingInput, effectListQuery, releaseInput, resolutionInput, sagaInputField, sagaStartInput, workflowIdField, workflowListQuery } from './inputs.js';
 
 /** Where the gateway finds effects it is asked about, without reading the whole ledger. */
 export interface EffectIndex {
   /** The stream of an effect, by its id (an index, or the recent and open views). */
   locate(effectId: string): Promise<string | undefined>;
+  /** Brings the open and recent views up to the ledger's head (the events since their last catch-up). */
+  fresh(): Promise<void>;
   /** Every effect not settled for good (unknown, in flight, escalated, terminal, held, declared). */
   open(): Iterable<EffectState>;
   /** The most recently active effects, at most `recentLimit` of them. */
@@ -48,7 +53,6 @@ export interface Submitted {
 
 /** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
 const OPEN_STATES: ReadonlySet<string> = new Set(['declared', 'dispatching', 'unknown', 'escalated', 'terminal_failure', 'held']);
-const ATTENTION = ['escalated', 'terminal_failure'];
 
 /**
  * The application layer: every use case, for every front door (HTTP, Kafka, MCP, CLI). It takes an
@@ -82,6 +86,8 @@ export class Gateway {
   private async submitSaga(caller: Caller, tenant: string, name: string, command: Record<string, unknown>): Promise<Submitted> {
     const workflowId = workflowIdField.safeParse(command.workflowId);
     if (!workflowId.success) throw invalidCommand('the command is malformed', workflowId.error.issues, ['workflowId']);
+    const input = sagaInputField.safeParse(command.args);
+    if (!input.success) throw invalidCommand('the command is malformed', input.error.issues, ['args']);
     if (!this.parts.sagas.get(name)) {
       throw new EffectdError('unknown_tool', `unknown tool "saga:${name}": no saga "${name}" is registered; registered sagas: ${this.parts.sagas.names().join(', ') || 'none'}`, { tool: `saga:${name}` });
     }
@@ -97,7 +103,7 @@ export class Gateway {
   }
 
   saga(caller: Caller, workflowId: string, tenant?: string): Promise<SagaView> {
-    return this.parts.sagaRunner.view(tenantOf(caller, tenant), workflowId);
+    return this.parts.sagaRunner.view(tenantOf(caller, tenant), this.workflowId(workflowId));
   }
 
   sagaDefinitions() {
@@ -120,17 +126,20 @@ export class Gateway {
    * Effects by state, newest first. States an unsettled effect is in (`attention` = escalated +
    * terminal_failure, the operator queue) are listed completely; others come from the recent window.
    */
-  effects(caller: Caller, query: unknown) {
+  async effects(caller: Caller, query: unknown) {
+    await this.parts.effects.fresh();
     const parsed = effectListQuery.safeParse(query);
     if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
     const { state, tenant, limit } = parsed.data;
     if (tenant !== undefined) tenantOf(caller, tenant);
-    const wanted = state === 'attention' ? new Set(ATTENTION) : state ? new Set(state.split(',')) : undefined;
-    const complete = wanted !== undefined && [...wanted].every((s) => OPEN_STATES.has(s));
+    const attention = state === 'attention';
+    const wanted = state && !attention ? new Set(state.split(',')) : undefined;
+    // What needs a human is always open (a detected duplicate stays open until it is dealt with).
+    const complete = attention || (wanted !== undefined && [...wanted].every((s) => OPEN_STATES.has(s)));
     const now = this.parts.now();
     const matching = [...(complete ? this.parts.effects.open() : this.parts.effects.recent())]
       .filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant))
-      .filter((e) => !wanted || wanted.has(effectStatus(e, now)))
+      .filter((e) => (attention ? needsHuman(e, now, this.stillLooking(e, now)) : !wanted || wanted.has(effectStatus(e, now))))
       .sort((a, b) => b.lastEventAt - a.lastEventAt);
     return {
       effects: matching.slice(0, limit).map((e) => this.view(e)),
@@ -140,7 +149,8 @@ export class Gateway {
   }
 
   /** Recent workflows the caller may see, most recently active first. */
-  workflows(caller: Caller, query: unknown) {
+  async workflows(caller: Caller, query: unknown) {
+    await this.parts.effects.fresh();
     const parsed = workflowListQuery.safeParse(query);
     if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
     const { tenant, limit, attention } = parsed.data;
@@ -149,7 +159,7 @@ export class Gateway {
     for (const e of this.parts.effects.recent()) byId.set(e.effectId, e);
     for (const e of this.parts.effects.open()) byId.set(e.effectId, e);
     const visible = [...byId.values()].filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
-    const all = summarizeWorkflows(visible, this.parts.now());
+    const all = summarizeWorkflows(visible, this.parts.now(), (e, now) => this.stillLooking(e, now));
     const wanted = attention === '1' || attention === 'true' ? all.filter((w) => w.needsOperator) : all;
     const effects: Record<string, number> = {};
     for (const w of all) for (const [state, n] of Object.entries(w.states)) effects[state] = (effects[state] ?? 0) + n;
@@ -159,6 +169,7 @@ export class Gateway {
   /** The workflow's timeline: every intent, attempt, check and outcome in order, and each effect's state. */
   async workflow(caller: Caller, workflowId: string, tenantQuery?: string) {
     const tenant = tenantOf(caller, tenantQuery);
+    workflowId = this.workflowId(workflowId);
     const stream = workflowStream(tenant, workflowId);
     const state = await this.parts.shell.core.read(stream);
     if (state.revision < 0) throw new EffectdError('not_found', `no workflow ${workflowId} for tenant ${tenant}`, { workflowId, tenant });
@@ -170,7 +181,7 @@ export class Gateway {
       workflowId,
       revision: state.revision,
       effects: [...state.effects.values()].map((e) => ({
-        ...recordedOutcome(e, now, (id) => state.effects.get(id)), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length,
+        ...this.recorded(e, (id) => state.effects.get(id)), step: e.declared.step, slot: e.declared.slot, attempts: e.attempts.length,
         declaredAt: new Date(e.declared.at).toISOString(), declaredBy: e.declared.principal,
         ...(e.declared.onBehalfOf ? { onBehalfOf: e.declared.onBehalfOf } : {}),
         ...(unknownSinceAt(e, now) !== undefined ? { unknownSince: new Date(unknownSinceAt(e, now)!).toISOString() } : {}),
@@ -208,7 +219,7 @@ export class Gateway {
     for (const d of state.decisions.values()) steps.set(d.step, { step: d.step, decision: { tool: d.tool, args: d.args }, outcomes: [], at: d.at });
     for (const e of state.effects.values()) {
       const entry = steps.get(e.declared.step) ?? { step: e.declared.step, outcomes: [], at: e.declared.at };
-      const { status, receipt, message, effectId } = recordedOutcome(e, now, (id) => state.effects.get(id));
+      const { status, receipt, message, effectId } = this.recorded(e, (id) => state.effects.get(id));
       entry.outcomes.push({ slot: e.declared.slot, effectId, status, ...(receipt ? { receipt } : {}), message });
       steps.set(e.declared.step, entry);
     }
@@ -233,6 +244,47 @@ export class Gateway {
     if (!parsed.success) throw invalidCommand('invalid release', parsed.error.issues);
     const answer = await this.parts.shell.operators.release(await this.visibleEffect(caller, effectId), caller.name, parsed.data.reason);
     return answer.outcome;
+  }
+
+  /**
+   * An operator deals with one extra object of a detected duplicate: `compensate` runs the tool's
+   * declared undo for that receipt as an effect of its own (keyed, reconciled), `keep` leaves it.
+   */
+  async handleDuplicate(caller: Caller, effectId: string, receipt: string, body: unknown) {
+    this.operatorOnly(caller, 'handle a duplicate');
+    const parsed = duplicateHandlingInput.safeParse(body);
+    if (!parsed.success) throw invalidCommand('invalid duplicate handling', parsed.error.issues);
+    const effect = await this.visibleEffect(caller, effectId);
+    if (!unhandledDuplicates(effect).includes(receipt)) {
+      throw new EffectdError('illegal_transition', `receipt ${receipt} is not an unhandled extra object of effect ${effectId} (unhandled: ${unhandledDuplicates(effect).join(', ') || 'none'})`, { effectId, receipt });
+    }
+    const { action, reason } = parsed.data;
+    let compensationEffectId: string | undefined;
+    if (action === 'compensate') {
+      const undo = this.parts.shell.core.deps.tools.get(effect.declared.tool)?.spec.undo;
+      if (!undo) throw new EffectdError('invalid_command', `tool ${effect.declared.tool} declares no undo: compensate ${receipt} at the provider by hand, then record it with "action": "keep" and what you did`, { tool: effect.declared.tool });
+      const { declared } = effect;
+      const undone = await this.parts.shell.execute(
+        { workflowId: declared.workflowId, step: `undo-duplicate:${declared.step}:${declared.slot}`, slot: receipt, tool: undo.tool, args: fillJson(undo.args, { args: declared.args, provider: {}, receipt }) },
+        { tenant: declared.tenant, actor: caller.name },
+      );
+      if (undone.outcome.status === 'not_done') throw new EffectdError('illegal_transition', `the undo of ${receipt} did not happen: ${undone.outcome.message}`, { effectId, receipt, undo: undone.outcome });
+      compensationEffectId = undone.outcome.effectId;
+    }
+    const handled = await this.parts.shell.operators.handleDuplicate(effect, { receipt, action: action === 'compensate' ? 'compensated' : 'kept', handledBy: caller.name, reason, ...(compensationEffectId ? { compensationEffectId } : {}) });
+    return this.detailed(handled);
+  }
+
+  /** An effect's outcome read back, as the shell answers it (a held one with the state of what it was held against). */
+  private recorded(effect: EffectState, find: (effectId: string) => EffectState | undefined): AgentOutcome {
+    const matched = effect.heldBy ? find(effect.heldBy.effectId) : undefined;
+    return this.parts.shell.core.answer(effect, true, matched);
+  }
+
+  /** The reconciler still has a step to take for it (a poisoned key is looked up through its settle window). */
+  private stillLooking(effect: EffectState, now: number): boolean {
+    const tool = this.parts.shell.core.deps.tools.get(effect.declared.tool);
+    return tool !== undefined && decideReconcile(effect, now, reconcilePolicy(tool)).kind !== 'none';
   }
 
   private operatorOnly(caller: Caller, what: string): void {
@@ -273,12 +325,19 @@ export class Gateway {
     const now = this.parts.now();
     const held = matched ?? (effect.heldBy ? this.parts.effects.known(effect.heldBy.effectId) : undefined);
     return {
-      ...recordedOutcome(effect, now, () => held),
+      ...this.recorded(effect, () => held),
       tenant, workflowId, step, slot, declaredBy: principal, ...(onBehalfOf ? { onBehalfOf } : {}), attempts: effect.attempts.length,
       ...(effect.unknownSince !== undefined ? { unknownSince: new Date(effect.unknownSince).toISOString() } : {}),
       ...(effect.resolvedBy ? { resolvedBy: effect.resolvedBy } : {}),
+      ...(effect.audit?.verdict === 'duplicates' ? { duplicates: duplicatesView(effect, this.parts.shell.core.deps.tools.get(effect.declared.tool)?.spec.undo?.tool) } : {}),
     };
   }
+}
+
+/** A detected duplicate as operators see it: every object, which ones still need a decision, and the undo on offer. */
+function duplicatesView(effect: EffectState, undoTool: string | undefined) {
+  const audit = effect.audit as Extract<EffectState['audit'], { verdict: 'duplicates' }>;
+  return { receipts: audit.receipts, own: effect.receipt, unhandled: unhandledDuplicates(effect), handled: audit.handled, detectedAt: new Date(audit.at).toISOString(), ...(undoTool ? { undoTool } : {}) };
 }
 
 function decisionView(d: { step: string; tool: string; args: Record<string, unknown>; decidedBy?: string; recordedBy?: string; at: number }) {

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
@@ -22,6 +23,7 @@ export class SqliteLedger implements Ledger {
   private readonly appendManyTx: (requests: readonly AppendRequest[]) => (AppendResult | ConcurrencyError)[];
 
   constructor(file: string, options: SqliteLedgerOptions = {}) {
+    privateDatabaseFiles(file);
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
@@ -110,4 +112,17 @@ export class SqliteLedger implements Ledger {
 
 function toRecorded(row: Row): RecordedEvent {
   return { stream: row.stream, revision: row.revision, position: row.position, event: decodeLedgerEvent(row.type, JSON.parse(row.data)) };
+}
+
+/**
+ * The ledger holds every argument of every effect: its file is 0600 whatever the umask. SQLite
+ * creates the -wal and -shm files with the database file's own mode, so creating that file 0600
+ * first (and tightening files an older version left 0644) covers all three.
+ */
+function privateDatabaseFiles(file: string): void {
+  if (file === '' || file === ':memory:' || file.startsWith('file:')) return;
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
 }

@@ -22,6 +22,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
   private readonly escalationsCounter = new client.Counter({ name: METRIC.escalations, help: 'Effects escalated to a human, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly duplicatesFound = new client.Counter({ name: METRIC.duplicatesDetected, help: 'Effects for which the provider holds more than one object (found by the audit after a same-key resend: the provider forgot the key sooner than its contract says). Each needs an operator.', labelNames: ['tool'], registers: [this.registry] });
   private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
   private readonly duplicates = new client.Counter({ name: METRIC.duplicatesPrevented, help: 'Duplicates prevented, by tool and reason: replay (answered from the ledger, provider not called) or hold (content index).', labelNames: ['tool', 'reason'], registers: [this.registry] });
   private readonly escalationsOpen = new client.Gauge({ name: METRIC.escalationsOpen, help: 'Effects waiting for an operator (escalated, or terminal_failure), by tool and state.', labelNames: ['tool', 'state'], registers: [this.registry] });
@@ -61,6 +62,9 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   escalated(tool: string): void {
     this.escalationsCounter.inc({ tool });
   }
+  duplicateDetected(tool: string): void {
+    this.duplicatesFound.inc({ tool });
+  }
   resolved(outcome: string): void {
     this.resolutions.inc({ outcome });
   }
@@ -85,6 +89,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
       this.replays.inc({ tool }, 0);
       this.holds.inc({ tool }, 0);
       this.escalationsCounter.inc({ tool }, 0);
+      this.duplicatesFound.inc({ tool }, 0);
     }
     for (const outcome of ['committed', 'failed_before_effect']) this.resolutions.inc({ outcome }, 0);
   }

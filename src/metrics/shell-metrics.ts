@@ -11,6 +11,8 @@ export interface ShellMetrics {
   rejected(reason: string): void;
   reconciliationCheck(tool: string, verdict: string): void;
   escalated(tool: string): void;
+  /** The provider holds more than one object for one effect (found by the audit after a resend). */
+  duplicateDetected(tool: string): void;
   resolved(outcome: string): void;
   /** An effect left `unknown`/`escalated` for a settled state after `ms`. */
   leftUnknown(tool: string, ms: number): void;
@@ -25,6 +27,7 @@ export const noopShellMetrics: ShellMetrics = {
   rejected() {},
   reconciliationCheck() {},
   escalated() {},
+  duplicateDetected() {},
   resolved() {},
   leftUnknown() {},
 };

@@ -3,7 +3,11 @@ import https from 'node:https';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import { readResponse } from './http-response.js';
 
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }) };
+// Idle sockets are dropped after 4 s, before a Node server's default 5 s keep-alive timeout closes
+// them: a request written to a socket the server is closing comes back ECONNRESET, an ambiguous
+// answer (unknown) for a request the provider never saw.
+const agentOptions = { keepAlive: true, maxSockets: 256, timeout: 4_000 };
+const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
 export interface HttpRequest {
   method: string;

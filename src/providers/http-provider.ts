@@ -5,26 +5,52 @@ import { httpExchange, type HttpRequest } from './http-exchange.js';
 import { fillJson, fillString, type TemplateContext } from './templates.js';
 import type { Tool } from './tool-registry.js';
 
-/** What one dispatch needs beyond the tool: the effect's canonical args, its key and reference. */
+/**
+ * What went over the wire for an effect, minus the provider's base URL and headers (credentials
+ * and the key header are added at send time): recorded at the first claim, so a same-key resend
+ * sends exactly the first request even after the contract changed (a rolling deploy, a config
+ * edit), which is what a provider that checks parameters under a key requires.
+ */
+export interface SentRequest {
+  method: string;
+  path: string;
+  body: string;
+  encoding: 'json' | 'form';
+  /** The header the key went in (a config edit may rename it; the provider knows the key under the old one). */
+  keyHeader?: string;
+}
+
+/** What one dispatch needs beyond the tool: the effect's canonical args, its key and reference, and the request to resend, if any. */
 export interface DispatchInput {
   args: CanonicalArgs;
   providerKey: string | null;
   reference: string;
   timeoutMs?: number;
+  /** The first attempt's request: a resend sends this, not a request rebuilt from today's contract. */
+  request?: SentRequest;
 }
 
-/** The generic HTTP adapter: applies a tool's contract to its REST endpoint. */
-export function buildRequest(tool: Tool, input: DispatchInput): HttpRequest {
+/** The request the contract makes of these args, key and reference today. */
+export function renderRequest(tool: Tool, input: DispatchInput): SentRequest {
   const { spec, provider } = tool;
   const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
   const body = structuredClone((spec.request.body ? fillJson(spec.request.body, context) : { ...input.args }) as Record<string, unknown>);
   stampReference(tool, body, input.reference);
-  const headers: Record<string, string> = { ...provider.headers, accept: 'application/json' };
-  if (spec.idempotency.kind === 'header' && input.providerKey) headers[spec.idempotency.header.toLowerCase()] = input.providerKey;
   if (spec.idempotency.kind === 'body-field' && input.providerKey) body[spec.idempotency.field] = input.providerKey;
-  const encoded = spec.request.encoding === 'form' ? formEncode(body) : JSON.stringify(body);
-  headers['content-type'] = spec.request.encoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-  return { method: spec.request.method, url: joinUrl(provider.baseUrl, fillString(spec.request.path, context, true)), headers, body: encoded, timeoutMs: input.timeoutMs ?? spec.timeoutMs };
+  const encoding = spec.request.encoding;
+  const keyHeader = spec.idempotency.kind === 'header' && input.providerKey ? spec.idempotency.header.toLowerCase() : undefined;
+  return { method: spec.request.method, path: fillString(spec.request.path, context, true), body: encoding === 'form' ? formEncode(body) : JSON.stringify(body), encoding, ...(keyHeader ? { keyHeader } : {}) };
+}
+
+/** The generic HTTP adapter: the recorded (or else today's) request, with the provider's headers and the key. */
+export function buildRequest(tool: Tool, input: DispatchInput): HttpRequest {
+  const { spec, provider } = tool;
+  const request = input.request ?? renderRequest(tool, input);
+  const headers: Record<string, string> = { ...provider.headers, accept: 'application/json' };
+  const keyHeader = input.request ? input.request.keyHeader : spec.idempotency.kind === 'header' ? spec.idempotency.header.toLowerCase() : undefined;
+  if (keyHeader && input.providerKey) headers[keyHeader] = input.providerKey;
+  headers['content-type'] = request.encoding === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+  return { method: request.method, url: joinUrl(provider.baseUrl, request.path), headers, body: request.body, timeoutMs: input.timeoutMs ?? spec.timeoutMs };
 }
 
 export function dispatch(tool: Tool, input: DispatchInput): Promise<DispatchResult> {

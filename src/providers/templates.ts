@@ -6,6 +6,8 @@ export interface TemplateContext {
   provider: Record<string, string>;
   key?: string | null;
   ref?: string;
+  /** The receipt of an object being undone (a tool's `undo`). */
+  receipt?: string;
 }
 
 const PLACEHOLDER = /\{([a-zA-Z0-9_.]+)\}/g;
@@ -14,6 +16,7 @@ const WHOLE = /^\{([a-zA-Z0-9_.]+)\}$/;
 function resolve(name: string, context: TemplateContext): unknown {
   if (name === 'key') return context.key ?? undefined;
   if (name === 'ref') return context.ref;
+  if (name === 'receipt') return context.receipt;
   return readPath(context, name);
 }
 

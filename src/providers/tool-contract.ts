@@ -9,6 +9,14 @@ import { outcomeClass } from '../core/events.js';
  */
 const template = z.string().min(1);
 
+/**
+ * What the provider does with a same-key resend after the first execution failed (a 5xx):
+ * `replayed` — it stores the failure and answers it again (Stripe v1), so a replayed 5xx poisons
+ * the key; `retried` — it executes the failed work again (Stripe v2), so a resend can still
+ * complete it and a replayed 5xx leaves the outcome open.
+ */
+const storedFailures = z.enum(['replayed', 'retried']).default('replayed');
+
 export const idempotencySpec = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('header'),
@@ -17,12 +25,14 @@ export const idempotencySpec = z.discriminatedUnion('kind', [
     retentionMs: z.number().int().positive(),
     /** The provider answers a repeated key with the first result instead of acting again. */
     dedupes: z.boolean().default(true),
+    storedFailures,
   }).strict(),
   z.object({
     kind: z.literal('body-field'),
     field: z.string(),
     retentionMs: z.number().int().positive(),
     dedupes: z.boolean().default(true),
+    storedFailures,
   }).strict(),
   z.object({ kind: z.literal('none') }).strict(),
 ]);
@@ -65,6 +75,11 @@ export const toolContractSpec = z.object({
   /** Template naming what the effect acts on, for people and the content index (e.g. `{args.invoiceId}`). */
   target: template,
   reversibility: z.enum(['read', 'idempotent', 'compensable', 'irreversible']),
+  /**
+   * The target legitimately takes concurrent effects (e.g. many messages to one channel): a new
+   * effect on it is not held while another is unknown. Default false: "do not start another".
+   */
+  concurrentTargets: z.boolean().default(false),
   /** The arguments that make two calls the same thing in business terms (the content index); all arguments when absent. */
   businessFields: z.array(z.string()).min(1).optional(),
   idempotency: idempotencySpec,
@@ -78,6 +93,20 @@ export const toolContractSpec = z.object({
   timeoutMs: z.number().int().positive().default(10_000),
   /** How long after dispatch a provider may still commit or become searchable. */
   settleWindowMs: z.number().int().nonnegative().default(60_000),
+  /**
+   * How to undo one object this tool created, given its receipt: `{receipt}` and `{args.*}` in
+   * `args` (e.g. payments.refund with { chargeId: '{receipt}' }). Offered to operators for the extra
+   * object of a detected duplicate; sagas declare their own compensations (sagas/, compensations/).
+   */
+  undo: z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).strict().optional(),
+  /**
+   * Same-key resends of an unknown effect: at most `max`, and none later than `withinMs` after the
+   * first dispatch; then a human decides. Bounds a provider whose stored failures look like fresh ones.
+   */
+  resends: z.object({
+    max: z.number().int().nonnegative().default(3),
+    withinMs: z.number().int().positive().default(3_600_000),
+  }).strict().default({ max: 3, withinMs: 3_600_000 }),
 }).strict();
 
 export type ToolContractSpec = z.infer<typeof toolContractSpec>;

@@ -50,7 +50,10 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
     spec,
     provider,
     schema: argsSchema(spec.args),
-    classification: { receiptPath: spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify },
+    classification: {
+      receiptPath: spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify,
+      storedFailures: spec.idempotency.kind === 'none' ? 'replayed' : spec.idempotency.storedFailures,
+    },
     keyPolicy: { dedupesByKey: spec.idempotency.kind !== 'none' && spec.idempotency.dedupes },
     keyRetentionMs: keyed && spec.idempotency.kind !== 'none' ? spec.idempotency.retentionMs : null,
     target: (args) => fillString(spec.target, { args, provider: provider.values }),

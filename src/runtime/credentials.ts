@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, refuseSharedFile } from './private-files.js';
 
 /**
  * Who may call the API. Agents submit commands and read their own tenant's workflows; operators
@@ -22,7 +23,30 @@ export const credential = z.object({
 export type Credential = z.infer<typeof credential>;
 export type Principal = Omit<Credential, 'token'>;
 
-const credentialsFile = z.object({ credentials: z.array(credential).min(1) }).strict();
+const credentialsFile = z.object({ credentials: z.array(credential).min(1) }).strict().superRefine(({ credentials }, ctx) => {
+  // One token, one principal: with a token listed twice the first match wins, and the other entry
+  // (maybe another role or tenant) silently never applies.
+  const byToken = new Map<string, number>();
+  credentials.forEach((c, i) => {
+    const first = byToken.get(c.token);
+    if (first === undefined) {
+      byToken.set(c.token, i);
+      return;
+    }
+    const other = credentials[first]!;
+    ctx.addIssue({
+      code: 'custom', path: ['credentials', i, 'token'],
+      message: `the same token as credentials.${first} ("${other.name}", ${other.role}, tenant ${other.tenant}) is given to "${c.name}" (${c.role}, tenant ${c.tenant}); every credential needs its own token — generate one with: openssl rand -base64 32`,
+    });
+  });
+  // The ledger records who acted by name: two credentials under one name could not be told apart.
+  const byName = new Map<string, number>();
+  credentials.forEach((c, i) => {
+    const first = byName.get(c.name);
+    if (first === undefined) byName.set(c.name, i);
+    else ctx.addIssue({ code: 'custom', path: ['credentials', i, 'name'], message: `the name "${c.name}" is already credentials.${first}'s; the ledger records the actor by name, so every credential needs its own` });
+  });
+});
 
 export interface CredentialSource {
   credentials: Credential[];
@@ -39,15 +63,16 @@ export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = proces
   let created = false;
   if (!existsSync(file)) {
     if (env.EFFECTD_CREDENTIALS) throw new Error(`EFFECTD_CREDENTIALS=${file} does not exist`);
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     const token = (prefix: string) => `${prefix}_${randomBytes(24).toString('base64url')}`;
     const initial = { credentials: [
       { token: token('efd_agent'), role: 'agent', tenant: 'default', name: 'default-agent' },
       { token: token('efd_operator'), role: 'operator', tenant: '*', name: 'default-operator' },
     ] };
-    writeFileSync(file, `${JSON.stringify(initial, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, `${JSON.stringify(initial, null, 2)}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
     created = true;
   }
+  refuseSharedFile(file, 'bearer tokens');
   const parsed = credentialsFile.safeParse(JSON.parse(readFileSync(file, 'utf8')));
   if (!parsed.success) throw new Error(`${file} is not a valid credentials file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return { credentials: parsed.data.credentials, file, created };

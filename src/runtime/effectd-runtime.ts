@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { GroupCommitLedger } from '../ledger/group-commit-ledger.js';
@@ -20,6 +19,7 @@ import { Gateway, type EffectIndex } from '../gateway/gateway.js';
 import { tenantContentIndex } from './tenant-content-index.js';
 import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
+import { ensurePrivateDir } from './private-files.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -64,7 +64,9 @@ export interface EffectdRuntime {
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<EffectdRuntime> {
-  mkdirSync(options.dataDir, { recursive: true });
+  // 0700, files 0600 (the ledger, the snapshot, the secret, the credentials): see private-files.ts.
+  ensurePrivateDir(options.dataDir);
+  ensurePrivateDir(join(options.dataDir, 'projections'));
   const config = loadConfig({ file: options.configFile ?? process.env.EFFECTD_CONFIG, providerUrls: options.providerUrls });
   const tools = new ToolRegistry(config);
   const { secret, origin } = loadSecret(options.dataDir);
@@ -91,6 +93,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   });
   // A scrape reads no ledger: the read side follows it in the background.
   metrics.beforeScrape(async () => {
+    await openEffects.fresh();
     metrics.setEffectGauges(effectGauges(openEffects.list().map((e) => e.state), now(), openEffects.settledCounts()));
     metrics.setWorkflowCache(shell.core.store.stats());
   });
@@ -103,6 +106,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     async locate(effectId) {
       return openEffects.get(effectId)?.stream ?? (await ledger.locateEffect?.(effectId));
     },
+    fresh: () => openEffects.fresh(),
     open: () => openEffects.list().map((e) => e.state),
     recent: () => [...openEffects.recent()].map((e) => e.state),
     known: (effectId) => openEffects.get(effectId)?.state,

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { EffectState, EffectStatus } from '../core/effect-state.js';
+import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
 import { isEffectEvent } from '../core/events.js';
 import { evolveEffect } from '../core/fold.js';
 import type { Ledger } from '../ledger/ledger.port.js';
@@ -39,7 +39,8 @@ export const DEFAULT_RECENT_EFFECTS = 10_000;
 
 /**
  * The read side, kept by catching up on the ledger's global order, each view bounded:
- *  - the open work: effects not settled for good, and sagas not finished. Settled effects and
+ *  - the open work: effects not settled for good (a settle through a resend stays open until it is
+ *    audited, a detected duplicate until an operator dealt with it), and sagas not finished. Settled effects and
  *    finished sagas leave for good (no event reopens them), so its size follows open work, not history;
  *  - the most recently active effects (at most `recentLimit`), for lists and the tenant content window;
  *  - counts of effects settled for good, per tool and state, for the gauges.
@@ -56,6 +57,8 @@ export class OpenEffectsProjection {
   private savedPosition = -1;
   private catchingUp: Promise<number> | undefined;
   private followTimer: NodeJS.Timeout | undefined;
+  /** A catch-up pass has completed since start: the views reflect the ledger up to a recent position. */
+  private caughtUp = false;
 
   constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string, readonly recentLimit = DEFAULT_RECENT_EFFECTS) {}
 
@@ -78,10 +81,22 @@ export class OpenEffectsProjection {
 
   /** Applies everything appended since the last catch-up; returns the number of events read. Concurrent callers share one pass. */
   catchUp(): Promise<number> {
-    this.catchingUp ??= this.readNew().finally(() => {
+    this.catchingUp ??= this.readNew().then((read) => {
+      this.caughtUp = true;
+      return read;
+    }).finally(() => {
       this.catchingUp = undefined;
     });
     return this.catchingUp;
+  }
+
+  /**
+   * Brings the views up to the ledger's head for a reader (a list, a scrape): the few events since
+   * the last pass. While the first pass after a start without a snapshot still scans history, a
+   * reader gets what the views hold rather than waiting for the scan.
+   */
+  async fresh(): Promise<void> {
+    if (this.caughtUp) await this.catchUp();
   }
 
   private async readNew(): Promise<number> {
@@ -96,8 +111,8 @@ export class OpenEffectsProjection {
         const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);
         if (!known && event.type !== 'EffectDeclared') continue; // settled long ago
         const state = evolveEffect(known?.state, event);
-        if (CLOSED.has(state.recordedStatus)) {
-          if (!known || !CLOSED.has(known.state.recordedStatus)) this.countSettled(state);
+        if (closedForGood(state)) {
+          if (!known || this.open.has(event.effectId)) this.countSettled(state);
           this.open.delete(event.effectId);
         } else {
           this.open.set(event.effectId, { stream, state });
@@ -180,13 +195,20 @@ export class OpenEffectsProjection {
   /** Writes the snapshot (atomically) when the position moved since the last one. */
   save(): void {
     if (!this.snapshotFile || this.savedPosition === this.position) return;
-    mkdirSync(dirname(this.snapshotFile), { recursive: true });
+    mkdirSync(dirname(this.snapshotFile), { recursive: true, mode: 0o700 });
     const snapshot: Snapshot = { version: 3, ledger: this.ledgerIdentity, position: this.position, open: this.list(), sagas: [...this.sagas.entries()], settled: this.settledCounts() };
     const temp = `${this.snapshotFile}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(snapshot));
+    // 0600 (it lists open effects with their arguments); a leftover temp file is replaced, not reused with its mode.
+    rmSync(temp, { force: true });
+    writeFileSync(temp, JSON.stringify(snapshot), { mode: 0o600, flag: 'wx' });
     renameSync(temp, this.snapshotFile);
     this.savedPosition = this.position;
   }
+}
+
+/** Settled, audited if it went through a resend, and no duplicate waiting for an operator: nothing will move it again. */
+function closedForGood(state: EffectState): boolean {
+  return CLOSED.has(state.recordedStatus) && !needsAudit(state) && unhandledDuplicates(state).length === 0;
 }
 
 function contentIndexKey(tenant: string, contentKey: string): string {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, refuseSharedFile } from './private-files.js';
 
 export interface SecretSource {
   secret: Buffer;
@@ -16,16 +17,37 @@ export interface SecretSource {
 export function loadSecret(dataDir: string, env: NodeJS.ProcessEnv = process.env): SecretSource {
   const fromEnv = env.EFFECTD_SECRET;
   if (fromEnv) {
-    const secret = /^[0-9a-f]+$/i.test(fromEnv) && fromEnv.length % 2 === 0 ? Buffer.from(fromEnv, 'hex') : Buffer.from(fromEnv, 'base64');
-    if (secret.length < 32) throw new Error('EFFECTD_SECRET must hold at least 32 bytes (64 hex characters); generate one with: openssl rand -hex 32');
+    const text = fromEnv.trim();
+    const hex = /^[0-9a-f]+$/i.test(text) && text.length % 2 === 0;
+    if (!hex && !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) {
+      throw new Error('EFFECTD_SECRET is neither hex nor base64 (a passphrase is not a key); generate one with: openssl rand -hex 32');
+    }
+    const secret = hex ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+    if (secret.length < 32) throw new Error(`EFFECTD_SECRET holds ${secret.length} bytes; it must hold at least 32 (64 hex characters); generate one with: openssl rand -hex 32`);
+    refuseWeakSecret(secret, 'EFFECTD_SECRET');
     return { secret, origin: 'EFFECTD_SECRET' };
   }
   const file = join(dataDir, 'secret');
   if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   }
-  const secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  if (secret.length < 32) throw new Error(`${file} is damaged (fewer than 32 bytes); restore it from backup — effect ids depend on it`);
+  refuseSharedFile(file, 'the server secret: whoever reads it can forge effect ids and provider keys');
+  const text = readFileSync(file, 'utf8').trim();
+  const secret = /^[0-9a-f]*$/i.test(text) && text.length % 2 === 0 ? Buffer.from(text, 'hex') : Buffer.alloc(0);
+  if (secret.length < 32) throw new Error(`${file} is damaged (not at least 32 bytes of hex); restore it from backup — effect ids depend on it`);
+  refuseWeakSecret(secret, file);
   return { secret, origin: file };
+}
+
+/**
+ * A placeholder (all zeros, one byte repeated, a short pattern) is not a secret: anyone could
+ * derive the effect ids and provider keys. 32 random bytes show 20 or more distinct values with
+ * overwhelming probability; fewer than 16 means the secret was not generated.
+ */
+function refuseWeakSecret(secret: Buffer, origin: string): void {
+  const distinct = new Set(secret).size;
+  if (distinct < 16) {
+    throw new Error(`${origin} is not a random secret (its ${secret.length} bytes take only ${distinct} distinct value${distinct === 1 ? '' : 's'}, e.g. all zeros); generate one with: openssl rand -hex 32${origin === 'EFFECTD_SECRET' ? '' : ` — but if effects were recorded with it, their ids depend on it: rotate only with a fresh ledger`}`);
+  }
 }

@@ -25,6 +25,12 @@ export function describeEvent(event: LedgerEvent): string {
       return `saga ${event.outcome}: ${event.reason}`;
     case 'DecisionRecorded':
       return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (decided by ${event.decidedBy})` : ''}${event.recordedBy ? `, journaled by ${event.recordedBy}` : ''}`;
+    case 'DuplicateDetected':
+      return `DUPLICATE at the provider: ${event.receipts.length} objects carry this effect's reference (${event.receipts.join(', ')}); asked ${event.asked}`;
+    case 'ResendAudited':
+      return `audited after the resend: ${event.verdict === 'single' ? 'one object at the provider' : 'could not check'} (asked ${event.asked}, saw ${event.seen})`;
+    case 'DuplicateHandled':
+      return `duplicate ${event.receipt} ${event.action} by ${event.handledBy}${event.compensationEffectId ? ` (undo ${event.compensationEffectId})` : ''}: ${event.reason}`;
     case 'EffectResolved':
       return `resolved by ${event.resolvedBy} as ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason}`;
   }

@@ -1,4 +1,4 @@
-import { effectStatus, type EffectState, type EffectStatus } from '../core/effect-state.js';
+import { effectStatus, needsHuman, type EffectState, type EffectStatus } from '../core/effect-state.js';
 
 /** One workflow as a list row: where its effects stand and whether a human is needed. */
 export interface WorkflowSummary {
@@ -7,7 +7,7 @@ export interface WorkflowSummary {
   effects: number;
   states: Partial<Record<EffectStatus, number>>;
   tools: string[];
-  /** Some effect is escalated or terminal: only an operator moves it. */
+  /** Some effect is escalated, terminal or a duplicate nobody dealt with: only an operator moves it. */
   needsOperator: boolean;
   /** Some effect is unknown or in flight. */
   open: boolean;
@@ -15,11 +15,10 @@ export interface WorkflowSummary {
   lastEventAt: string;
 }
 
-const OPERATOR: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure']);
 const OPEN: ReadonlySet<EffectStatus> = new Set(['unknown', 'dispatching', 'declared', 'held']);
 
 /** Groups effects into workflows, most recently active first. */
-export function summarizeWorkflows(effects: Iterable<EffectState>, now: number): WorkflowSummary[] {
+export function summarizeWorkflows(effects: Iterable<EffectState>, now: number, stillLooking: (effect: EffectState, now: number) => boolean = () => false): WorkflowSummary[] {
   const byWorkflow = new Map<string, { tenant: string; workflowId: string; effects: EffectState[] }>();
   for (const effect of effects) {
     const { tenant, workflowId } = effect.declared;
@@ -38,7 +37,7 @@ export function summarizeWorkflows(effects: Iterable<EffectState>, now: number):
     return {
       tenant, workflowId, effects: members.length, states,
       tools: [...new Set(members.map((e) => e.declared.tool))].sort(),
-      needsOperator: seen.some((s) => OPERATOR.has(s)),
+      needsOperator: members.some((e) => needsHuman(e, now, stillLooking(e, now))),
       open: seen.some((s) => OPEN.has(s)),
       first: Math.min(...members.map((e) => e.declared.at)),
       last: Math.max(...members.map((e) => e.lastEventAt)),

@@ -1,10 +1,10 @@
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
 import type { EffectAddress } from '../core/identity.js';
-import type { EffectState } from '../core/effect-state.js';
+import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { AttemptStarted, EffectHeld } from '../core/events.js';
-import { contentKeyOf, findContentMatch, holdsBack } from '../core/content-index.js';
-import type { WorkflowState } from '../core/fold.js';
+import { contentKeyOf, findContentMatch, findTargetHold, holdsBack, holdsTarget } from '../core/content-index.js';
+import { targetKeyOf, type WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { decideDispatch } from '../core/shell-decision.js';
@@ -38,6 +38,13 @@ type Round =
   | { kind: 'dispatch'; started: AttemptStarted }
   | { kind: 'reconcile' }
   | { kind: 'again' };
+
+/** An effect a new one is held against, where it was found, and why. */
+interface Match {
+  effect: EffectState;
+  scope: 'workflow' | 'tenant';
+  basis: 'content' | 'target';
+}
 
 const answered = (answer: ShellAnswer): Decision<Round> => ({ answer: { kind: 'answer', answer } });
 
@@ -154,10 +161,13 @@ export class EffectShell {
       case 'declare': {
         // The content index: a new step that repeats a done or open effect is held, never sent,
         // unless the repeat is declared.
-        const match = effect.declaration.repeat ? undefined : await this.contentMatch(effect, workflow);
+        const match = effect.declaration.repeat ? undefined : (await this.contentMatch(effect, workflow)) ?? this.targetMatch(effect, workflow);
         if (!match) return claim();
         const now = core.now();
-        const held: EffectHeld = { type: 'EffectHeld', v: 1, at: now, effectId: effect.effectId, matchedEffectId: match.effect.effectId, matchedStep: match.effect.declared.step, scope: match.scope, ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}) };
+        const held: EffectHeld = {
+          type: 'EffectHeld', v: 1, at: now, effectId: effect.effectId, matchedEffectId: match.effect.effectId, matchedStep: match.effect.declared.step, scope: match.scope,
+          ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}), ...(match.basis === 'target' ? { basis: 'target' as const } : {}),
+        };
         return {
           append: [{ ...effect.declaration, at: now }, held],
           answer: (next) => {
@@ -167,23 +177,37 @@ export class EffectShell {
         };
       }
       case 'held': {
+        const by = current!.heldBy!;
         const matched = await this.matchedEffect(current!, workflow);
-        if (matched && holdsBack(matched, core.now())) return answered({ outcome: core.answer(current!, true, matched), disposition: 'held' });
-        // What it was held against proved not to have happened: this step may go.
-        return { append: [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason: `step ${current!.heldBy!.step} did not happen` }], answer: () => ({ kind: 'again' }) };
+        const holds = matched && (by.basis === 'target' ? holdsTarget(matched, core.now()) : holdsBack(matched, core.now()));
+        if (holds) return answered({ outcome: core.answer(current!, true, matched), disposition: 'held' });
+        // A content hold whose match proved not to have happened, or a target hold whose match has
+        // settled: this step may go, under the usual rules.
+        const reason = by.basis === 'target' ? `step ${by.step} on the same target has settled${matched ? ` (${effectStatus(matched, core.now())})` : ''}` : `step ${by.step} did not happen`;
+        return { append: [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason }], answer: () => ({ kind: 'again' }) };
       }
       case 'claim':
         return claim();
     }
   }
 
-  private async contentMatch(effect: PreparedCommand, workflow: WorkflowState): Promise<{ effect: EffectState; scope: 'workflow' | 'tenant' } | undefined> {
+  /** An open, ambiguous effect of this workflow on the same tool + target, unless the tool takes concurrent effects on a target. */
+  private targetMatch(effect: PreparedCommand, workflow: WorkflowState): Match | undefined {
+    if (effect.tool.spec.concurrentTargets) return undefined;
+    const ids = workflow.byTarget.get(targetKeyOf(effect.tool.name, effect.declaration.target)) ?? [];
+    // Slots of one step are declared together on purpose (one-to-many): they never hold each other.
+    const others = ids.map((id) => workflow.effects.get(id)!).filter((e) => e.declared.step !== effect.command.step);
+    const open = findTargetHold(others, effect.effectId, this.core.now());
+    return open ? { effect: open, scope: 'workflow', basis: 'target' } : undefined;
+  }
+
+  private async contentMatch(effect: PreparedCommand, workflow: WorkflowState): Promise<Match | undefined> {
     const now = this.core.now();
     const key = effect.declaration.contentKey!;
     const local = findContentMatch((workflow.byContent.get(key) ?? []).map((id) => workflow.effects.get(id)!), key, effect.effectId, now);
-    if (local) return { effect: local, scope: 'workflow' };
+    if (local) return { effect: local, scope: 'workflow', basis: 'content' };
     const other = await this.core.deps.tenantContentIndex?.find(effect.declaration.tenant, key, effect.effectId, now);
-    return other ? { effect: other.effect, scope: 'tenant' } : undefined;
+    return other ? { effect: other.effect, scope: 'tenant', basis: 'content' } : undefined;
   }
 
   /** The effect a held one was held against, as it stands now. */

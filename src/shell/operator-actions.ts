@@ -1,6 +1,6 @@
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError } from '../core/errors.js';
-import type { AttemptStarted, EffectReleased, EffectResolved } from '../core/events.js';
+import type { AttemptStarted, DuplicateHandled, EffectReleased, EffectResolved } from '../core/events.js';
 import { workflowStream } from '../core/streams.js';
 import { accepts, type ShellAnswer, type ShellCore } from './shell-core.js';
 
@@ -45,5 +45,17 @@ export class OperatorActions {
       return { append: [released, ...claim], answer: () => ({ prepared, started: claim[claim.length - 1] as AttemptStarted }) };
     });
     return core.dispatchAndRecord(prepared, started);
+  }
+
+  /** Records how an operator dealt with one extra object of a detected duplicate. */
+  handleDuplicate(effect: EffectState, handling: Omit<DuplicateHandled, 'type' | 'v' | 'at' | 'effectId'>): Promise<EffectState> {
+    const { core } = this;
+    return core.update(workflowStream(effect.declared.tenant, effect.declared.workflowId), (workflow) => {
+      const event: DuplicateHandled = { type: 'DuplicateHandled', v: 1, at: core.now(), effectId: effect.effectId, ...handling };
+      if (!accepts(workflow, [event])) {
+        throw new EffectdError('illegal_transition', `receipt ${handling.receipt} is not an unhandled extra object of effect ${effect.effectId}'s detected duplicate`, { effectId: effect.effectId, receipt: handling.receipt });
+      }
+      return { append: [event], answer: (after) => after.effects.get(effect.effectId)! };
+    });
   }
 }

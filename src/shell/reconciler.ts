@@ -1,5 +1,5 @@
 import { currentAttempt, effectStatus, type EffectState } from '../core/effect-state.js';
-import type { EffectEscalated, ReconciliationChecked } from '../core/events.js';
+import type { DuplicateDetected, EffectEscalated, ReconciliationChecked, ResendAudited } from '../core/events.js';
 import { decideInlineReconcile, decideReconcile, type ReconcilePolicy, type ReconcileStep } from '../core/reconcile-decision.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { LookupResult } from '../providers/http-provider.js';
@@ -17,6 +17,7 @@ export function reconcilePolicy(tool: Tool): ReconcilePolicy {
     lookupConsistent: lookup.by !== 'none' && lookup.consistent,
     dedupesByKey: tool.keyPolicy.dedupesByKey,
     settleWindowMs: tool.spec.settleWindowMs,
+    resends: tool.spec.resends,
   };
 }
 
@@ -64,6 +65,10 @@ export class Reconciler {
           const proof: ReconciliationChecked = { type: 'ReconciliationChecked', v: 1, at: now, effectId, method: METHOD[policy.lookup as keyof typeof METHOD], asked: 'the settle window has passed', seen: step.why, verdict: 'not_committed' };
           return { outcome: this.core.answer(await this.record(stream, effectId, proof), false), disposition: 'reconciled' };
         }
+        case 'audit': {
+          const next = await this.record(stream, effectId, await this.audit(prepared, effect));
+          return { outcome: this.core.answer(next, true), disposition: 'reconciled' };
+        }
         case 'escalate': {
           const evidence = effect.checks.map((c) => `${new Date(c.at).toISOString()} ${c.method}: ${c.seen}`).join('; ') || 'no lookup possible';
           const next = await this.record(stream, effectId, { type: 'EffectEscalated', v: 1, at: now, effectId, reason: step.reason, evidence });
@@ -90,10 +95,25 @@ export class Reconciler {
   }
 
   /**
+   * After a settle through a same-key resend: every object at the provider carrying this effect's
+   * reference (or key). A provider that forgot the key sooner than its contract says acted twice;
+   * that cannot be prevented, but it is noticed, recorded with every receipt, and put before a human.
+   */
+  private async audit(prepared: PreparedEffect, effect: EffectState): Promise<DuplicateDetected | ResendAudited> {
+    const base = { v: 1 as const, at: this.core.now(), effectId: effect.effectId };
+    const result = await this.core.looker(prepared.tool, this.core.dispatchInput(prepared, currentAttempt(effect)!.started.providerKey));
+    if (result.kind === 'unsupported') return { ...base, type: 'ResendAudited', verdict: 'unverifiable', asked: 'nothing (the tool has no lookup)', seen: 'unsupported' };
+    if (result.kind !== 'found') return { ...base, type: 'ResendAudited', verdict: result.kind === 'error' ? 'unverifiable' : 'single', asked: result.asked, seen: result.seen };
+    const receipts = [...new Set([effect.receipt!, ...result.receipts])].filter(Boolean);
+    if (receipts.length < 2) return { ...base, type: 'ResendAudited', verdict: 'single', asked: result.asked, seen: result.seen };
+    return { ...base, type: 'DuplicateDetected', receipts, asked: result.asked, seen: result.seen };
+  }
+
+  /**
    * Records what reconciliation found, on the state as it is when it lands: if the effect moved on
    * meanwhile (settled by a resend or a human), the finding is moot and the ledger's word stands.
    */
-  private record(stream: string, effectId: string, event: ReconciliationChecked | EffectEscalated): Promise<EffectState> {
+  private record(stream: string, effectId: string, event: ReconciliationChecked | EffectEscalated | DuplicateDetected | ResendAudited): Promise<EffectState> {
     return this.core.update(stream, (workflow): Decision<EffectState> => {
       if (!accepts(workflow, [event])) return { answer: workflow.effects.get(effectId)! };
       return {
@@ -101,8 +121,13 @@ export class Reconciler {
         answer: (after) => {
           const next = after.effects.get(effectId)!;
           if (event.type === 'ReconciliationChecked') this.core.metrics.reconciliationCheck(next.declared.tool, event.verdict);
-          else this.core.metrics.escalated(next.declared.tool);
-          if (next.settledAt !== undefined && next.unknownSince !== undefined) this.core.metrics.leftUnknown(next.declared.tool, next.settledAt - next.unknownSince);
+          else if (event.type === 'EffectEscalated') this.core.metrics.escalated(next.declared.tool);
+          else if (event.type === 'DuplicateDetected') {
+            this.core.metrics.duplicateDetected(next.declared.tool);
+            const { tool, target, tenant, workflowId } = next.declared;
+            console.error(`effectd: DUPLICATE at the provider: ${tool} for ${target} (effect ${effectId}, workflow ${workflowId}, tenant ${tenant}) exists ${event.receipts.length} times: ${event.receipts.join(', ')}; an operator decides (console, or POST /v1/effects/${effectId}/duplicates/<receipt>)`);
+          }
+          if (next.settledAt === event.at && next.unknownSince !== undefined) this.core.metrics.leftUnknown(next.declared.tool, next.settledAt - next.unknownSince);
           return next;
         },
       };

@@ -8,9 +8,11 @@ import { foldWorkflow, type WorkflowState } from '../core/fold.js';
 import { deriveProviderKey, deriveReference } from '../core/identity.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
-import { dispatch as httpDispatch, lookup as httpLookup, type DispatchInput, type LookupResult } from '../providers/http-provider.js';
+import { dispatch as httpDispatch, lookup as httpLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/http-provider.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
+// A cycle (reconciler.ts imports this file) that is safe: reconcilePolicy is a function declaration, called only at run time.
+import { reconcilePolicy } from './reconciler.js';
 
 export type Dispatcher = (tool: Tool, input: DispatchInput) => Promise<DispatchResult>;
 export type Looker = (tool: Tool, input: DispatchInput) => Promise<LookupResult>;
@@ -103,8 +105,8 @@ export class ShellCore {
     return { tool, effectId: effect.effectId, stream, declaration };
   }
 
-  dispatchInput(effect: PreparedEffect, providerKey: string | null): DispatchInput {
-    return { args: effect.declaration.args, providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs };
+  dispatchInput(effect: PreparedEffect, providerKey: string | null, request?: SentRequest): DispatchInput {
+    return { args: effect.declaration.args, providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs, ...(request ? { request } : {}) };
   }
 
   /**
@@ -120,9 +122,12 @@ export class ShellCore {
     // A resend reuses the very key (and its expiry) of the first dispatch; a first dispatch derives it.
     const providerKey = previous ? previous.providerKey : keyed ? deriveProviderKey(this.deps.secret, effect.effectId, effect.tool.scope(effect.declaration.args)) : null;
     const keyExpiresAt = previous ? previous.keyExpiresAt : keyed ? now + effect.tool.keyRetentionMs! : null;
+    // A resend sends what the first attempt sent (recorded then), never a request rebuilt from today's contract.
+    const request = previous ? previous.request : renderRequest(effect.tool, this.dispatchInput(effect, providerKey));
     events.push({
       type: 'AttemptStarted', v: 1, at: now, effectId: effect.effectId, attempt: (current?.attempts.length ?? 0) + 1,
       instanceId: this.deps.instanceId, providerKey, leaseUntil: now + effect.tool.spec.timeoutMs + this.leaseMarginMs, keyExpiresAt,
+      ...(request ? { request } : {}),
     });
     return events;
   }
@@ -143,7 +148,7 @@ export class ShellCore {
 
   /** Dispatches a claimed attempt once and records its outcome before anyone is told. */
   async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted): Promise<ShellAnswer> {
-    const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey));
+    const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey, started.request));
     this.metrics.providerCall(effect.tool.name, result.latencyMs);
     const classification = classifyDispatch(result, effect.tool.classification);
     this.metrics.attempt(effect.tool.name, classification.outcome);
@@ -166,6 +171,11 @@ export class ShellCore {
           return { outcome: this.answer(after, false), disposition: 'dispatched' };
         },
       };
+    }).catch(async (error: unknown) => {
+      // The provider was called and the claim is recorded; only the outcome lost to other writers.
+      // The claim's lease runs out into unknown and reconciliation finds the outcome: say so, truly.
+      if (!isEffectdError(error, 'contention')) throw error;
+      return { outcome: this.answer((await this.read(effect.stream)).effects.get(effect.effectId)!, false), disposition: 'in-flight' };
     });
   }
 
@@ -173,6 +183,6 @@ export class ShellCore {
     const tool = this.deps.tools.get(effect.declared.tool);
     const last = currentAttempt(effect)?.started;
     const expectAnswerAt = last && tool ? Math.max(last.at + tool.spec.settleWindowMs, this.now()) : undefined;
-    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}) });
+    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}), ...(tool ? { policy: reconcilePolicy(tool) } : {}) });
   }
 }

@@ -35,6 +35,8 @@ const DEFAULT_MAX_CONFLICTS = 50;
  */
 export class WorkflowStore {
   private readonly cache = new Map<string, WorkflowState>();
+  /** The tail of each stream's queue of decisions in this instance. */
+  private readonly lanes = new Map<string, Promise<void>>();
   private cachedEffects = 0;
   private readonly maxEffects: number;
   private readonly maxConflicts: number;
@@ -65,7 +67,31 @@ export class WorkflowStore {
    * the new events are read and the decision is taken again, after a short jittered pause; after
    * `maxConflicts` lost races it ends in one coded error, `contention`.
    */
-  async update<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
+  update<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
+    return this.inLane(stream, () => this.decideAndAppend(stream, decide));
+  }
+
+  /**
+   * One stream's decisions in this instance, one at a time: concurrent steps of one workflow would
+   * otherwise read the same revision and race each other's appends (with an async driver nearly
+   * every time). Only the decision and its append are serialized; provider calls happen outside.
+   */
+  private async inLane<T>(stream: string, work: () => Promise<T>): Promise<T> {
+    const before = this.lanes.get(stream);
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = before ? before.then(() => mine) : mine;
+    this.lanes.set(stream, tail);
+    try {
+      if (before) await before;
+      return await work();
+    } finally {
+      release();
+      if (this.lanes.get(stream) === tail) this.lanes.delete(stream);
+    }
+  }
+
+  private async decideAndAppend<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
     for (let conflicts = 0; ; conflicts++) {
       const state = await this.read(stream);
       const decision = await decide(state);
@@ -76,7 +102,7 @@ export class WorkflowStore {
       } catch (error) {
         if (!isEffectdError(error, 'concurrency_conflict')) throw error;
         if (conflicts + 1 >= this.maxConflicts) {
-          throw new EffectdError('contention', `workflow stream ${stream} changed under ${this.maxConflicts} attempts in a row; nothing more was recorded, send the command again`, { stream, retryAfterMs: 250 });
+          throw new EffectdError('contention', `workflow stream ${stream} changed under ${this.maxConflicts} attempts in a row (other instances writing to it); this decision was not recorded, send the command again`, { stream, retryAfterMs: 250 });
         }
         await pause(conflicts);
         continue;

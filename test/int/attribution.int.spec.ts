@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import { ensureBuilt, getJson, postJson, startEffectd, startPayments, type InProcessEffectd } from '../support/effectd-harness.js';
@@ -37,7 +38,8 @@ describe('attribution: the actor is the authenticated caller, never the payload'
     expect(declared.event).toMatchObject({ principal: 'default-agent', onBehalfOf: 'default-operator' });
     expect(workflow.effects[0]).toMatchObject({ declaredBy: 'default-agent', onBehalfOf: 'default-operator' });
 
-    const cli = execFileSync(process.execPath, ['bin/effectd.js', 'effects', answer.body.effectId, '--url', effectd.url, '--data-dir', effectd.runtime.dataDir], { encoding: 'utf8' });
+    // Async: the effectd answering the CLI runs in this very process.
+    const { stdout: cli } = await promisify(execFile)(process.execPath, ['bin/effectd.js', 'effects', answer.body.effectId, '--url', effectd.url, '--data-dir', effectd.runtime.dataDir], { encoding: 'utf8' });
     expect(cli).toMatch(/declared by default-agent \(on behalf of default-operator, as the command claimed\)/);
   });
 

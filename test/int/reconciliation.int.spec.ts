@@ -60,14 +60,17 @@ describe('reconciliation of unknown effects', () => {
 
     const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
     expect(answer.body).toMatchObject({ effectId, state: 'terminal_failure', status: 'unknown' });
-    expect(answer.body.message).toMatch(/held for a human/);
+    // Nothing is sent again under the poisoned key; the lookup goes on through the settle window, then a human.
+    expect(answer.body.message).toMatch(/stored failure, so effectd sends nothing again and keeps looking it up .* then a human decides/);
     await sleep(600); // many reconciler ticks: nothing may retry a poisoned key
     const sent = await posts(payments, '/v1/charges');
     expect(sent).toHaveLength(2);
     expect(sent[1]).toMatchObject({ status: 500, replayed: true });
     expect((await effectState(effectd, effectId)).state).toBe('terminal_failure');
+    // Not a human's yet: effectd still looks it up (a commit may hide behind the stored 500).
     const queue = (await getJson(`${effectd.url}/v1/effects?state=attention`, effectd.operator)).body.effects;
-    expect(queue.map((e: { effectId: string }) => e.effectId)).toContain(effectId);
+    expect(queue.map((e: { effectId: string }) => e.effectId)).not.toContain(effectId);
+    expect((await getJson(`${effectd.url}/v1/effects/${effectId}`, effectd.operator)).body.evidence.map((e: { type: string }) => e.type)).toContain('ReconciliationChecked');
     expect((await oracle(payments)).charges).toHaveLength(0);
   });
 
@@ -79,6 +82,10 @@ describe('reconciliation of unknown effects', () => {
     expect((await settled(effectd, answer.body.effectId)).state).toBe('terminal_failure');
     await sleep(500);
     expect(await posts(payments, '/v1/charges')).toHaveLength(2);
+    // Its settle window is over and the lookups found nothing: now it is a human's.
+    const queue = (await getJson(`${effectd.url}/v1/effects?state=attention`, effectd.operator)).body.effects;
+    expect(queue.map((e: { effectId: string }) => e.effectId)).toContain(answer.body.effectId);
+    expect((await getJson(`${effectd.url}/v1/effects/${answer.body.effectId}`, effectd.agent)).body.message).toMatch(/held for a human/);
   });
 
   it('a search that lags the write still reconciles to committed within the settle window, without a resend', async () => {

@@ -56,7 +56,7 @@ function legalHistory(actions: Action[]): LedgerEvent[] {
 
 /** A state as plain data: what it holds, whatever layers its maps are made of. */
 function plain(state: WorkflowState) {
-  return { ...state, effects: [...state.effects], decisions: [...state.decisions], byContent: [...state.byContent] };
+  return { ...state, effects: [...state.effects], decisions: [...state.decisions], byContent: [...state.byContent], byTarget: [...state.byTarget] };
 }
 
 describe('the fold', () => {
@@ -114,10 +114,14 @@ describe('the fold', () => {
     }
   });
 
-  it('a resend that never left cannot prove an ambiguous first attempt did nothing; the provider\'s refusal under the same key can', () => {
+  it('nothing a resend hears proves an ambiguous first attempt did nothing, unless the provider replays its stored answer to it', () => {
     const lost = [declared(E), started(E, 1, 1_100), finished(E, 1, 1_200, 'unknown'), started(E, 2, 1_300)];
-    expect(foldWorkflow([...lost, finished(E, 2, 1_400, 'failed_before_effect')]).effects.get(E)!.recordedStatus).toBe('unknown');
-    const refused = { ...finished(E, 2, 1_400, 'failed_before_effect'), httpStatus: 402 } as typeof lost[number];
-    expect(foldWorkflow([...lost, refused]).effects.get(E)!.recordedStatus).toBe('failed_before_effect');
+    const stateAfter = (answer: (typeof lost)[number]) => foldWorkflow([...lost, answer]).effects.get(E)!.recordedStatus;
+    expect(stateAfter(finished(E, 2, 1_400, 'failed_before_effect'))).toBe('unknown'); // never left
+    // Stripe's 400 idempotency_error ("same parameters") is evidence the key WAS used, not proof of absence.
+    expect(stateAfter({ ...finished(E, 2, 1_400, 'failed_before_effect'), httpStatus: 400 } as (typeof lost)[number])).toBe('unknown');
+    expect(stateAfter({ ...finished(E, 2, 1_400, 'failed_before_effect'), httpStatus: 402 } as (typeof lost)[number])).toBe('unknown');
+    // The stored answer to the first request, replayed under its key: the first attempt was refused.
+    expect(stateAfter({ ...finished(E, 2, 1_400, 'failed_before_effect'), httpStatus: 402, replayed: true } as (typeof lost)[number])).toBe('failed_before_effect');
   });
 });
