@@ -23,6 +23,11 @@ const faultActionSchema = z.discriminatedUnion('type', [
     body: z.unknown().optional(),
     /** The error happened inside execution: providers that cache failures (Stripe) store it. */
     afterExecutionBegan: z.boolean().optional(),
+    /**
+     * The effect committed, then execution failed (Stripe's "a 500 with side effects"): the
+     * mutation stays, and providers that cache failures store this status in place of the result.
+     */
+    afterCommit: z.boolean().optional(),
   }),
   // Boundary 5: real-time delay, then handled normally even if the client gave up meanwhile.
   z.strictObject({ type: z.literal('delay'), ms: z.number().nonnegative().max(2_147_483_647) }),

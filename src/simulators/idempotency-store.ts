@@ -26,8 +26,9 @@ export class IdempotencyStore<T> {
     return record;
   }
 
-  claim(key: string, fingerprint: string, path: string): void {
-    this.records.set(key, { state: 'in-flight', fingerprint, path, firstUsedAt: this.clock.now() });
+  /** `firstUsedAt` is kept from an earlier record when a provider executes a key's request again (Stripe v2). */
+  claim(key: string, fingerprint: string, path: string, firstUsedAt = this.clock.now()): void {
+    this.records.set(key, { state: 'in-flight', fingerprint, path, firstUsedAt });
   }
 
   complete(key: string, result: T): void {

@@ -20,6 +20,9 @@ Options:
   --list-lag-ms N         email and travel only; overrides --search-lag-ms
   --boot-ms N             cloud only: how long an instance stays 'pending' (default 1000)
   --stripe-should-retry   payments only: send Stripe-Should-Retry headers
+  --api-version v1|v2     payments only: Stripe's idempotency profile (default v1: the first
+                          response is frozen, a 500 included; v2: a failed request is executed
+                          again on a same-key retry, and keys are kept 30 days by default)
   --data-dir D            weak only: where append-line journals are written (default a temp dir)
   --help                  print this text`;
 
@@ -37,6 +40,7 @@ export function parseMainArgs(argv: string[]): MainArgs {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'stripe-should-retry': { type: 'boolean' },
+      'api-version': { type: 'string' },
       ...Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' as const }])),
     },
   });
@@ -51,8 +55,12 @@ export function parseMainArgs(argv: string[]): MainArgs {
     if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} needs a number >= 0, got ${text}.`);
     return n;
   };
+  const apiVersion = values['api-version'] as string | undefined;
+  if (apiVersion !== undefined && apiVersion !== 'v1' && apiVersion !== 'v2') throw new Error(`--api-version takes v1 or v2, got ${apiVersion}.`);
+  if (apiVersion !== undefined && kind !== 'payments') throw new Error(`--api-version is for payments only, not ${kind}.`);
   const byKind: SimulatorOptionsByKind = {
     payments: {
+      ...(apiVersion !== undefined ? { apiVersion } : {}),
       retentionMs: num('retention-ms'),
       searchLagMs: num('search-lag-ms'),
       stripeShouldRetry: values['stripe-should-retry'] as boolean | undefined,

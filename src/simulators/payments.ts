@@ -2,12 +2,18 @@ import type { IdSource } from './ids.js';
 import { parseChargeParams, parseRefundParams, type ChargeParams, type RefundParams } from './payments-params.js';
 import { json, type Call, type Reply, type Route, type SimProvider } from './sim-http.js';
 import type { SimClock } from './sim-clock.js';
-import { StripeIdempotencyLayer } from './stripe-idempotency.js';
+import { StripeIdempotencyLayer, type StripeApiVersion } from './stripe-idempotency.js';
 import { stripeError, stripeFaultReply, withRetryHint, type StripeErrorType } from './stripe-replies.js';
 import { parseSearchQuery } from './stripe-search.js';
 
 export interface PaymentsOptions {
-  /** Idempotency-key retention on the SimClock (Stripe: at least 24 h). */
+  /**
+   * Stripe's idempotency profile (PROVIDERS.md 1a/1b): `v1` (default) freezes the first response,
+   * a 500 included; `v2` executes a failed request again on a same-key retry and keeps keys 30 days.
+   * The endpoints stay `/v1/charges` and `/v1/refunds` either way (Stripe serves charges on v1 only).
+   */
+  apiVersion?: StripeApiVersion;
+  /** Idempotency-key retention on the SimClock (Stripe v1: at least 24 h, the default; v2: 30 days, the default). */
   retentionMs?: number;
   /** How long (SimClock) before a new charge or refund is visible to search. */
   searchLagMs?: number;
@@ -54,8 +60,9 @@ interface Provenance {
 type Stored<T> = { object: T } & Provenance;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const RETENTION_MS: Record<StripeApiVersion, number> = { v1: DAY_MS, v2: 30 * DAY_MS };
 
-/** Stripe API v1 charges and refunds. */
+/** Stripe charges and refunds, with v1 (default) or v2 idempotency semantics. */
 export class PaymentsSimulator implements SimProvider {
   readonly routes: readonly Route[];
   private charges = new Map<string, Stored<Charge>>();
@@ -73,8 +80,11 @@ export class PaymentsSimulator implements SimProvider {
   ) {
     this.searchLagMs = options.searchLagMs ?? 1000;
     this.shouldRetryHeader = options.stripeShouldRetry ?? false;
+    const apiVersion = options.apiVersion ?? 'v1';
     this.keys = new StripeIdempotencyLayer(clock, {
-      retentionMs: options.retentionMs ?? DAY_MS,
+      apiVersion,
+      retentionMs: options.retentionMs ?? RETENTION_MS[apiVersion],
+      refresh: (stored) => this.current(stored),
       inUseErrorType: options.inUseErrorType ?? 'invalid_request_error',
       mismatchErrorCode: options.mismatchErrorCode,
       retryHint: (reply, retry) => this.hint(reply, retry),
@@ -113,6 +123,14 @@ export class PaymentsSimulator implements SimProvider {
 
   notFound(method: string, path: string): Reply {
     return stripeError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+  }
+
+  /** A stored success as it reads now (v2 replays): the charge or refund it created, refunds included. */
+  private current(stored: Reply): Reply {
+    const body = stored.body as { id?: unknown; object?: unknown } | undefined;
+    const records: Map<string, Stored<unknown>> | undefined = body?.object === 'charge' ? this.charges : body?.object === 'refund' ? this.refunds : undefined;
+    const now = typeof body?.id === 'string' ? records?.get(body.id) : undefined;
+    return now === undefined ? stored : { ...stored, body: structuredClone(now.object) };
   }
 
   private hint(reply: Reply, shouldRetry: boolean): Reply {

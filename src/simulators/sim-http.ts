@@ -21,7 +21,9 @@ export interface Call {
 /**
  * A write that has passed every pre-execution check and holds its idempotency claim (if any).
  * Exactly one of `commit` or `fail` is called, possibly much later (delay, late commit), or neither
- * when the simulator is reset in between.
+ * when the simulator is reset in between — except for a `status` fault with `afterCommit`, which
+ * calls `commit` and then `fail`: the mutation stays, and `fail` stores the injected reply where
+ * the provider stores failures under the key.
  */
 export interface Execution {
   /** Performs the mutation, stores the response under the key, releases the claim. */

@@ -105,6 +105,14 @@ export class Simulator implements AdminTarget {
       case 'status': {
         const injected = this.provider.faultReply(action.status, action.body);
         // Rate limiting runs before any idempotency layer, so a 429 never reaches execution.
+        if (action.afterCommit === true && action.status !== 429) {
+          // The mutation happens, then the injected failure replaces the stored answer; a request
+          // refused before execution (replay, mismatch, validation) is answered as it would be.
+          const prepared = prepare();
+          prepared.run();
+          out.answer(prepared.fail(injected));
+          return;
+        }
         const duringExecution = action.afterExecutionBegan === true && action.status !== 429;
         out.answer(duringExecution ? prepare().fail(injected) : injected);
         return;
