@@ -18,7 +18,8 @@ const digestOf = (args: Record<string, unknown>) => {
 };
 
 /** The ways a model writes the same amount. */
-const amountSpellings = (minor: number) => fc.constantFrom<unknown>(minor, String(minor), `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`, `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')} USD`, ` ${minor} `);
+const major = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
+const amountSpellings = (minor: number) => fc.constantFrom<unknown>(minor, major(minor), `${major(minor)} USD`, `USD ${major(minor)}`, ` ${major(minor)} `, ...(minor % 100 === 0 ? [`${minor / 100} USD`] : []));
 const word = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);
 const chargeInput = fc.record({
   invoiceId: word,
@@ -34,8 +35,8 @@ function shuffledObject(entries: [string, unknown][], order: number[]): Record<s
 }
 
 describe('intent canonicalization', () => {
-  it('4900, "4900", "49.00" and "49.00 USD" are one amount; whitespace and defaults do not change the digest', () => {
-    const spellings = [4900, '4900', '49.00', '49.00 USD', 'USD 49.00'];
+  it('4900, "49.00", "49.00 USD", "USD 49.00" and "49 USD" are one amount; whitespace and defaults do not change the digest', () => {
+    const spellings = [4900, '49.00', '49.00 USD', 'USD 49.00', '49 USD', ' 49.0 '];
     const digests = new Set(spellings.map((amount) => digestOf({ invoiceId: 'inv-1', amount })));
     expect(digests.size).toBe(1);
     expect(digestOf({ invoiceId: 'inv-1', amount: 4900, currency: 'USD' })).toBe(digestOf({ invoiceId: ' inv-1 ', amount: 4900 }));
@@ -50,7 +51,7 @@ describe('intent canonicalization', () => {
 
   it('property: canonicalization is idempotent', () => {
     fc.assert(fc.property(chargeInput, fc.nat(4), (input, pick) => {
-      const spellings = [input.minor, String(input.minor), `${Math.floor(input.minor / 100)}.${String(input.minor % 100).padStart(2, '0')}`];
+      const spellings = [input.minor, major(input.minor), `${major(input.minor)} USD`];
       const args = { invoiceId: input.invoiceId, amount: spellings[pick % spellings.length], description: input.description?.join('  '), metadata: input.metadata };
       const once = charge.parse(args);
       expect(charge.parse(once)).toEqual(once);
