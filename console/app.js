@@ -103,9 +103,10 @@ async function refreshLists() {
   try {
     const [attention, workflows] = await Promise.all([api(`/v1/effects?state=attention&limit=${QUEUE_LIMIT}`), api(`/v1/workflows?limit=${WORKFLOWS_LIMIT}`)]);
     const counts = workflows.effects ?? {};
-    renderQueue(attention.effects, Math.max(attention.effects.length, (counts.escalated ?? 0) + (counts.terminal_failure ?? 0)));
+    const human = workflows.needHuman ?? (counts.escalated ?? 0) + (counts.terminal_failure ?? 0);
+    renderQueue(attention.effects, Math.max(attention.effects.length, human));
     renderWorkflows(workflows.workflows, workflows.total ?? workflows.workflows.length);
-    renderCounts(workflows.effects ?? {});
+    renderCounts(counts, human);
     ui.updated.textContent = `updated ${clock(new Date().toISOString()).slice(0, 8)}`;
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return boot('Your token is no longer accepted (401).');
@@ -113,8 +114,8 @@ async function refreshLists() {
   }
 }
 
-function renderCounts(effects) {
-  const human = (effects.escalated ?? 0) + (effects.terminal_failure ?? 0);
+/** `human`: escalated, terminal once effectd has nothing left to try, and duplicates nobody dealt with (the queue's own count). */
+function renderCounts(effects, human) {
   const chip = (label, n, cls) => h('span', { class: `count ${cls}${n ? '' : ' zero'}` }, h('b', {}, String(n)), ` ${label}`);
   clear(ui.counts, 
     chip('need a human', human, 'c-human'),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot, parseConfig } from '../providers/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
+import type { SimulatorKind } from '../simulators/server.js';
 import type { ProviderKind } from './workloads.js';
 
 /**
@@ -13,14 +14,27 @@ import type { ProviderKind } from './workloads.js';
 export const BENCH_TIMINGS = {
   timeoutMs: 400,
   settleWindowMs: 1_000,
-  /** Production-like key retention (Stripe, Resend, EC2: 24 h). */
+  /** Production-like key retention (Stripe v1, Resend, EC2: 24 h). */
   longRetentionMs: 86_400_000,
+  /** Production-like key retention of Stripe's v2 profile (30 days), where the others get `longRetentionMs`. */
+  stripeV2RetentionMs: 2_592_000_000,
   /** key-expired cells: retention on both sides, the retry comes after it. */
   shortRetentionMs: 600,
   searchLagMs: 300,
   describeLagMs: 200,
   /** key-expired cells: lookups lag past the retention, so the key is gone while the outcome is still open. */
   keyExpiredLookupLagMs: 800,
+  /**
+   * retention-shorter-than-declared: the provider forgets keys after this, while the contract
+   * still declares 24 h (the agent's resubmission comes 200 ms after it, ~450 ms after the first)…
+   */
+  lyingRetentionMs: 250,
+  /**
+   * …and its search lags this long: well past that resubmission (so effectd's lookup misses the
+   * first charge and it resends under the key), inside the 1 s settle window the contract declares
+   * (so the audit a settle window after the resend finds it).
+   */
+  lyingSearchLagMs: 850,
   bootMs: 100,
   /** late-commit: the provider commits this long after receipt, past the caller's timeout. */
   lateCommitMs: 620,
@@ -51,6 +65,7 @@ export interface BenchTool {
 export const BENCH_TOOLS: Record<string, BenchTool> = {
   'payments.charge': { provider: 'payments', mutationPath: '/v1/charges' },
   'payments.refund': { provider: 'payments', mutationPath: '/v1/refunds' },
+  'payments.charge-v2': { provider: 'payments-v2', mutationPath: '/v1/charges' },
   'email.send': { provider: 'email', mutationPath: '/emails' },
   'cloud.create-instance': { provider: 'cloud', mutationPath: '/cloud/' },
   'weak.append-line': { provider: 'weak', mutationPath: '/append-line' },
@@ -101,7 +116,7 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
         provider: benchProviderName(name),
         timeoutMs: BENCH_TIMINGS.timeoutMs,
         settleWindowMs: BENCH_TIMINGS.settleWindowMs,
-        idempotency: idempotency.kind === 'none' ? idempotency : { ...idempotency, retentionMs },
+        idempotency: idempotency.kind === 'none' ? idempotency : { ...idempotency, retentionMs: providerRetentionMs(benchTool(name).provider, retentionMs) },
         ...(forBaselines ? { reference: { kind: 'none' } } : {}),
       };
     });
@@ -113,12 +128,27 @@ export function baselineTools(toolUrls: Record<string, string>, retentionMs: num
   return new ToolRegistry(parseConfig(benchConfig(toolUrls, retentionMs, true), 'the benchmark configuration'));
 }
 
+/**
+ * A cell's key retention as one provider keeps it (and its contract declares it): the short
+ * key-expired retention everywhere; otherwise production-like, which is 30 days for Stripe v2.
+ */
+export function providerRetentionMs(kind: ProviderKind, retentionMs: number): number {
+  return kind === 'payments-v2' && retentionMs === BENCH_TIMINGS.longRetentionMs ? BENCH_TIMINGS.stripeV2RetentionMs : retentionMs;
+}
+
+/** The simulator that plays a provider kind (`payments-v2` is the payments simulator with `apiVersion: 'v2'`). */
+export function simulatorKind(kind: ProviderKind): SimulatorKind {
+  return kind === 'payments-v2' ? 'payments' : kind;
+}
+
 /** The simulated providers' settings that match the contracts above. */
 export function simulatorOptions(kind: ProviderKind, retentionMs: number): Record<string, unknown> {
   const shortKeys = retentionMs < BENCH_TIMINGS.keyExpiredLookupLagMs;
   switch (kind) {
     case 'payments':
       return { retentionMs, searchLagMs: shortKeys ? BENCH_TIMINGS.keyExpiredLookupLagMs : BENCH_TIMINGS.searchLagMs };
+    case 'payments-v2':
+      return { apiVersion: 'v2', retentionMs: providerRetentionMs(kind, retentionMs), searchLagMs: shortKeys ? BENCH_TIMINGS.keyExpiredLookupLagMs : BENCH_TIMINGS.searchLagMs };
     case 'email':
       return { retentionMs, listLagMs: 0 };
     case 'cloud':

@@ -2,7 +2,7 @@ import { simulatorCall } from '../harness/simulator-process.js';
 import type { FaultRule } from '../simulators/faults.js';
 import { startSimulator, type RunningSimulator } from '../simulators/server.js';
 import { sleep } from './bench-http.js';
-import { simulatorOptions } from './bench-config.js';
+import { simulatorKind, simulatorOptions } from './bench-config.js';
 import type { ProviderKind } from './workloads.js';
 
 type FaultRuleInput = { match?: Partial<FaultRule['match']>; action: FaultRule['action'] };
@@ -21,11 +21,12 @@ export class CellProviders {
   /**
    * `idSeed` is stamped into every id the providers issue (`ch_<hex>_000001`): one per cell, so a
    * refund or a release names its own cell's records and a straggler of an earlier cell names none.
+   * `overrides` are settings of one provider's simulator that replace the ones matching its contract.
    */
-  static async start(kinds: readonly ProviderKind[], idSeed: number, retentionMs: number): Promise<CellProviders> {
+  static async start(kinds: readonly ProviderKind[], idSeed: number, retentionMs: number, overrides: Partial<Record<ProviderKind, Record<string, unknown>>> = {}): Promise<CellProviders> {
     const sims = new Map<ProviderKind, RunningSimulator>();
     try {
-      for (const kind of kinds) sims.set(kind, await startSimulator(kind, { seed: idSeed, options: simulatorOptions(kind, retentionMs) }));
+      for (const kind of kinds) sims.set(kind, await startSimulator(simulatorKind(kind), { seed: idSeed, options: { ...simulatorOptions(kind, retentionMs), ...overrides[kind] } }));
     } catch (error) {
       await Promise.all([...sims.values()].map((s) => s.close()));
       throw error;

@@ -1,7 +1,7 @@
 import { BENCH_TIMINGS, BENCH_TOOL_NAMES, baselineTools, benchTool } from './bench-config.js';
-import { exchange, type ExchangeRequest } from './bench-http.js';
+import { exchange, sleep, type ExchangeRequest } from './bench-http.js';
 import { CellProviders } from './cell-providers.js';
-import type { EffectdFleet, EffectdProcess } from './effectd-fleet.js';
+import type { EffectdEndpoint, EffectdFleet, EffectdProcess } from './effectd-fleet.js';
 import { chooseTarget, FAULT_SPECS, type ArmedFault, type EffectdControls, type FaultAgent } from './faults.js';
 import { Gate } from './gate.js';
 import { recordsOf, sagaTruth, type Oracles, type SagaTruth } from './ground-truth.js';
@@ -9,7 +9,7 @@ import type { KafkaPair } from './kafka-lane.js';
 import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
 export { STALL_LIMIT_MS } from './names.js';
 import { BlindPolicy } from './policies/blind.js';
-import { EffectdPolicy } from './policies/effectd.js';
+import { EffectdPolicy, headers } from './policies/effectd.js';
 import { KAFKA_ANSWER_MS, KafkaEffectdPolicy } from './policies/effectd-kafka.js';
 import { NativeOrNeverPolicy } from './policies/native-or-never.js';
 import type { Policy, Send } from './policies/policy.js';
@@ -45,6 +45,12 @@ export interface CellResult {
   ingress?: 'http' | 'kafka';
   declared: number;
   duplicates: number;
+  /**
+   * Duplicates effectd itself detected and reported (the extra objects in the `duplicates` of its
+   * effects, GET /v1/effects/:id, read after its audit had time to run); 0 for the baselines,
+   * which detect nothing. Counted apart from `duplicates`, which come from the providers' oracles.
+   */
+  detectedDuplicates: number;
   missing: number;
   falseDedup: number;
   unresolved: number;
@@ -158,7 +164,9 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   const workflowId = `bench-${tag}`;
   const intents = workload.intents(tag);
   const cellRng = new Rng(spec.seed, `${spec.workload}/${spec.fault}${failAt ? `/${failAt}` : ''}`);
-  const { candidates, sequence } = plan ? sagaTargets(plan, tag, failAt!) : { candidates: intents, sequence: intents };
+  const { candidates: all, sequence } = plan ? sagaTargets(plan, tag, failAt!) : { candidates: intents, sequence: intents };
+  const candidates = fault.targets ? all.filter((intent) => fault.targets!(intent)) : all;
+  if (candidates.length === 0) throw new Error(`fault ${spec.fault} has no intent to hit in workload ${spec.workload}`);
   const { target, nth } = chooseTarget(candidates, cellRng.fork('target'), sequence);
   const retentionMs = fault.shortKeys ? BENCH_TIMINGS.shortRetentionMs : BENCH_TIMINGS.longRetentionMs;
   const deadline = startedAt + (options.cellDeadlineMs ?? (lane?.kind === 'kafka' ? KAFKA_CELL_DEADLINE_MS : plan ? SAGA_CELL_DEADLINE_MS : CELL_DEADLINE_MS));
@@ -166,7 +174,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
 
   // Ids are stamped per cell, so a refund or a release names this cell's records and nothing else's.
   const idSeed = (spec.index + 1) * 1_000 + spec.seed;
-  const providers = await CellProviders.start(workload.providers, idSeed, retentionMs);
+  const providers = await CellProviders.start(workload.providers, idSeed, retentionMs, fault.providerSettings ? { [benchTool(target.tool).provider]: fault.providerSettings } : {});
   const ownProxies: ProviderProxy[] = [];
   let armedFault: ArmedFault | undefined;
   try {
@@ -234,11 +242,15 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     const oracles: Oracles = {};
     for (const kind of workload.providers) oracles[kind] = await providers.oracle(kind);
     const escalations = policy instanceof EffectdPolicy || policy instanceof KafkaEffectdPolicy ? await policy.escalations(workflowId) : 0;
+    // What effectd reports as duplicates it detected, after its audit had time to run (only this fault's cells wait for it).
+    const detected = made.duplicatesOf ? await made.duplicatesOf(fault.awaitsAuditMs ?? 0) : { count: 0, notes: [] };
+    notes.push(...detected.notes);
     const common = {
       workload: spec.workload, fault: spec.fault, policy: spec.policy, seed: spec.seed,
       ...(failAt !== undefined ? { failAt } : {}),
       ...(effectdCell ? { ingress: lane!.kind } : {}),
       escalations,
+      detectedDuplicates: detected.count,
       faultInjected: spec.fault === 'none' ? 0 : injected,
       providerRequests: await providers.mutationRequests(),
       workflowId,
@@ -327,6 +339,8 @@ interface MadePolicy {
   effectd?: EffectdControls;
   /** How effectd's saga harness starts and reads a saga in this lane. */
   sagaIngress?(saga: string): SagaIngress;
+  /** The duplicates effectd detected in this cell's workflow, waiting at most `waitMs` for audits still due. */
+  duplicatesOf?(waitMs: number): Promise<DetectedDuplicates>;
 }
 
 async function makePolicy(
@@ -367,6 +381,7 @@ async function makePolicy(
       },
       sagaIngress: (saga) => new KafkaSagaIngress(pair, send, saga, workflowId, deadline),
       reasonOf: (effectId) => effectReason(pair.endpoint(), send, effectId),
+      duplicatesOf: (waitMs) => detectedDuplicates(() => pair.endpoint(), send, workflowId, waitMs),
     };
   }
   const fleet = lane.fleet;
@@ -396,7 +411,57 @@ async function makePolicy(
       return ingress;
     },
     reasonOf: (effectId) => effectReason(policy.endpoint(), send, effectId),
+    duplicatesOf: (waitMs) => detectedDuplicates(() => policy.endpoint(), send, workflowId, waitMs),
   };
+}
+
+export interface DetectedDuplicates {
+  /** Extra objects effectd reported: for each effect with `duplicates`, its receipts beyond its own. */
+  count: number;
+  /** One line per detected duplicate (and per audit still not done when the wait ended), for the cell's notes. */
+  notes: string[];
+}
+
+interface WorkflowBody {
+  effects?: { effectId: string; step?: string; state?: string; attempts?: number }[];
+  timeline?: { type: string; effectId?: string }[];
+}
+
+/**
+ * The duplicates effectd reports for a workflow, as an operator reads them: an effect that settled
+ * through a same-key resend is audited a settle window after its last attempt (DuplicateDetected or
+ * ResendAudited in the workflow's timeline); this waits at most `waitMs` for audits still due, then
+ * reads the `duplicates` of each effect found duplicated (GET /v1/effects/:id).
+ */
+async function detectedDuplicates(endpoint: () => EffectdEndpoint, send: Send, workflowId: string, waitMs: number): Promise<DetectedDuplicates> {
+  const until = Date.now() + waitMs;
+  const get = async (path: string) => {
+    const at = endpoint();
+    const result = await send({ method: 'GET', url: `${at.url}${path}`, headers: headers(at, false), timeoutMs: 5_000 });
+    return result.kind === 'response' && result.status === 200 ? result.body : undefined;
+  };
+  for (;;) {
+    const workflow = (await get(`/v1/workflows/${encodeURIComponent(workflowId)}`)) as WorkflowBody | undefined;
+    const timeline = workflow?.timeline ?? [];
+    const audited = new Set(timeline.filter((t) => t.type === 'DuplicateDetected' || t.type === 'ResendAudited').map((t) => t.effectId));
+    const due = (workflow?.effects ?? []).filter((e) => e.state === 'committed' && (e.attempts ?? 0) > 1 && !audited.has(e.effectId));
+    if (workflow && due.length > 0 && Date.now() < until) {
+      await sleep(100);
+      continue;
+    }
+    const notes = waitMs === 0 ? [] : due.map((e) => `${e.step ?? e.effectId}: settled through a resend, not yet audited by effectd when the benchmark stopped waiting (${waitMs} ms)`);
+    if (!workflow) return { count: 0, notes: waitMs > 0 ? [`effectd's duplicates could not be read: GET /v1/workflows/${workflowId} did not answer 200`] : [] };
+    let count = 0;
+    for (const effectId of new Set(timeline.filter((t) => t.type === 'DuplicateDetected').map((t) => t.effectId!))) {
+      const effect = (await get(`/v1/effects/${encodeURIComponent(effectId)}`)) as { step?: string; duplicates?: { receipts: string[]; own?: string; unhandled: string[]; undoTool?: string } } | undefined;
+      const duplicates = effect?.duplicates;
+      if (!duplicates) continue;
+      const extra = duplicates.receipts.filter((r) => r !== duplicates.own);
+      count += extra.length;
+      notes.push(`${effect.step ?? effectId}: effectd detected a duplicate at the provider: ${duplicates.receipts.join(', ')} (its own ${duplicates.own ?? '?'}); ${duplicates.unhandled.length} extra object(s) queued for an operator${duplicates.undoTool ? ` with ${duplicates.undoTool} on offer` : ''}`);
+    }
+    return { count, notes };
+  }
 }
 
 /** A saga started by an effect command on Kafka (tool `saga:<name>`, args = its input), watched over HTTP. */

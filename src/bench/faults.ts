@@ -7,7 +7,7 @@ import type { Observation } from './policies/policy.js';
 import type { ProviderProxy } from './provider-proxy.js';
 import type { Rng } from './rng.js';
 import type { AgentHooks } from './scripted-agent.js';
-import type { IntentSpec } from './workloads.js';
+import type { IntentSpec, Workload } from './workloads.js';
 
 /** What a fault can reach around effectd: its processes and where the agent's harness sends commands. */
 export interface EffectdControls {
@@ -33,6 +33,8 @@ export interface FaultAgent {
   /** Gives up on the call in flight for `intentId` (any call, for a harness that makes one call for a whole saga). */
   cancel(intentId: string): boolean;
   driftOnRepair(intentId: string): void;
+  /** On the intent's first `unknown`, a model that repairs at all repeats the same step (a resubmission, not a new decision). */
+  repeatOnUnknown?(intentId: string): void;
   /** effectd's saga harness: whether effectd's ledger says this step was never sent (a refused connection). */
   neverSent?(intentId: string): boolean;
 }
@@ -74,6 +76,22 @@ export interface FaultSpec {
   shortKeys?: boolean;
   /** rebalance cells need a second effectd instance on the same ledger. */
   needsSecondary?: boolean;
+  /**
+   * The intents the fault can hit (default: any). A workload with none of them, or a saga when
+   * `sagas` is false, does not run the fault: its cells would prove nothing.
+   */
+  targets?(intent: IntentSpec): boolean;
+  sagas?: boolean;
+  /**
+   * The target's provider breaks its contract: its simulator runs with these settings instead of
+   * the ones that match the contract, which stays as declared for effectd and the baselines.
+   */
+  providerSettings?: Record<string, unknown>;
+  /**
+   * effectd cells wait at most this long (ms) after the agent is done for effectd's duplicate
+   * audit of effects that settled through a resend, before the cell is scored.
+   */
+  awaitsAuditMs?: number;
   arm(context: FaultContext): Promise<ArmedFault>;
 }
 
@@ -280,12 +298,51 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
       return providerRule(context, { type: 'drop-after-mutation' });
     },
   },
+  'stored-failure': {
+    name: 'stored-failure',
+    boundary: 'execution begins, nothing is charged, and it fails with a first-hand 500 that a Stripe-like provider stores under the key: v1 replays it to every same-key retry (the key is poisoned: a human), v2 executes the request again',
+    // A `status` fault with afterExecutionBegan: payments (v1) and travel freeze it under the key,
+    // payments v2 keeps it as a failure to execute again, the other providers release the key.
+    arm: (context) => providerRule(context, { type: 'status', status: 500, afterExecutionBegan: true }),
+  },
+  'retention-shorter-than-declared': {
+    name: 'retention-shorter-than-declared',
+    boundary: `the provider forgets idempotency keys after ${BENCH_TIMINGS.lyingRetentionMs} ms while its contract declares 24 h (Stripe v2: 30 days); the reply is lost and the agent repeats the step after the provider forgot the key but before its search (lagging ${BENCH_TIMINGS.lyingSearchLagMs} ms) shows the charge: the same-key resend acts twice, which no caller can prevent`,
+    // Keyed tools whose reference lookup may lag (payments.charge, v1 and v2). With a consistent
+    // lookup (email, travel) effectd finds the first object before it would resend, so the
+    // provider's retention never matters; a tool looked up by its key (cloud) is asked by the very
+    // key the provider forgot; the weak tools keep no key. A saga's steps are resubmitted by
+    // effectd's reconciler only after the settle window, when the lookup has found the charge.
+    targets: (intent) => RETENTION_LIE_TOOLS.has(intent.tool),
+    sagas: false,
+    providerSettings: { retentionMs: BENCH_TIMINGS.lyingRetentionMs, searchLagMs: BENCH_TIMINGS.lyingSearchLagMs },
+    awaitsAuditMs: BENCH_TIMINGS.settleWindowMs + 1_000,
+    async arm(context) {
+      context.agent.repeatOnUnknown?.(context.target.id);
+      return providerRule(context, { type: 'drop-after-mutation' }, {
+        hooks: {
+          beforeCall: (intent, n) => {
+            // The agent's resubmission comes after the provider forgot the key (its contract still protects it).
+            if (isTarget(context, intent, n)) context.gate.armAfterFirst(Date.now() + BENCH_TIMINGS.lyingRetentionMs + 200);
+          },
+        },
+      });
+    },
+  },
   none: {
     name: 'none',
     boundary: 'no fault',
     arm: async () => armed(),
   },
 };
+
+const RETENTION_LIE_TOOLS: ReadonlySet<string> = new Set(['payments.charge', 'payments.charge-v2']);
+
+/** Whether a fault runs on a workload: it has an intent the fault can hit (and is no saga, when the fault skips sagas). */
+export function faultApplies(spec: FaultSpec, workload: Workload): boolean {
+  if (workload.saga && spec.sagas === false) return false;
+  return !spec.targets || workload.intents('x').some((intent) => spec.targets!(intent));
+}
 
 /**
  * Which intent a cell's fault hits (seeded) among `candidates`, and which request with its tool

@@ -34,12 +34,13 @@ const REF = /\[ref:([^\]]+)\]/g;
 /**
  * The provider-side records of one business identity, read from the providers' oracles only:
  * charges with the invoice id, emails to the recipient from the template, live instances with
- * the name, journal lines naming the order.
+ * the name, journal lines naming the order. A charge is read from either payments profile (v1, v2).
  */
 export function recordsOf(identity: BusinessIdentity, oracles: Oracles): ProviderRecord[] {
   switch (identity.kind) {
     case 'charge':
-      return ((oracles.payments as PaymentsOracle | undefined)?.charges ?? [])
+      // Stripe v1 or v2: a cell has one of them, and a charge is a charge either way.
+      return [...((oracles.payments as PaymentsOracle | undefined)?.charges ?? []), ...((oracles['payments-v2'] as PaymentsOracle | undefined)?.charges ?? [])]
         .filter((c) => c.metadata.invoice_id === identity.invoiceId)
         .map((c) => ({ id: c.id, receipts: [c.id] }));
     case 'email':

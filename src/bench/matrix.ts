@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BENCH_TIMINGS, BENCH_TOOL_NAMES, benchConfig } from './bench-config.js';
 import { runCell, type CellResult, type CellSpec, type EffectdLane } from './cell-runner.js';
 import { EffectdFleet } from './effectd-fleet.js';
-import { FAULT_SPECS } from './faults.js';
+import { FAULT_SPECS, faultApplies } from './faults.js';
 import { KafkaPair, kafkaUnreachable } from './kafka-lane.js';
 import { FAULTS, isEffectd, type BenchPolicy, type FaultName } from './names.js';
 import { ProviderProxy } from './provider-proxy.js';
@@ -56,7 +56,7 @@ export interface MatrixRun {
 /** What an effectd cell costs before one has been measured (ms): a SIGKILLed claim waits out its lease. */
 const EFFECTD_CELL_PRIOR_MS: Record<FaultName, number> = {
   'before-dispatch': 300, 'before-mutation': 800, 'after-mutation': 500, 'before-record': 2_700, cancel: 400, 'late-commit': 1_100,
-  'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, none: 100,
+  'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, 'stored-failure': 1_500, 'retention-shorter-than-declared': 2_500, none: 100,
 };
 const SAGA_PRIOR_FACTOR = 2.5;
 
@@ -74,7 +74,10 @@ export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 
   for (const seed of options.seeds)
     for (const fault of options.faults)
       for (const name of options.workloads) {
-        const plan = findWorkload(name)?.saga;
+        const found = findWorkload(name);
+        // A fault that cannot reach any of the workload's intents has no cells there (README, "Faults").
+        if (found && !faultApplies(FAULT_SPECS[fault], found)) continue;
+        const plan = found?.saga;
         const failAts = plan ? failAtValues(plan) : [undefined];
         // Sampling rotates the refused step with the fault (and the seed), so 11 faults cover every step of a saga.
         const chosen = plan && options.failAt === 'sample' ? [failAts[(FAULTS.indexOf(fault) + seed - 1) % failAts.length]] : failAts;
@@ -282,7 +285,7 @@ function sameCell(spec: CellSpec, result: CellResult): boolean {
 function brokenCell(cell: CellSpec, error: unknown): CellResult {
   return {
     workload: cell.workload, fault: cell.fault, policy: cell.policy, seed: cell.seed, ...(cell.failAt !== undefined ? { failAt: cell.failAt } : {}),
-    declared: 0, duplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, wrongReceipt: 0,
+    declared: 0, duplicates: 0, detectedDuplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, wrongReceipt: 0,
     latencyMs: { p50: 0, p99: 0 }, faultInjected: 0, toolCalls: 0, providerRequests: 0, elapsedMs: 0, workflowId: '', intents: [], transcript: [],
     error: (error as Error).stack ?? String(error),
   };

@@ -3,7 +3,7 @@ import { BENCH_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './name
 
 const COLORS: Record<BenchPolicy, string> = { blind: '#d62728', 'sdk-retry': '#ff7f0e', 'native-or-never': '#9467bd', effectd: '#2ca02c', 'effectd+redecide': '#17becf' };
 const PANELS = [
-  { key: 'duplicates', title: 'Duplicates: provider-side effects beyond the allowed multiplicity' },
+  { key: 'duplicates', title: 'Duplicates: provider-side effects beyond the allowed multiplicity (effectd\'s detected ones: in the tooltip and the totals)' },
   { key: 'missing', title: 'Missing: intended effects absent, and the system did not say it was unsure' },
   { key: 'unresolved', title: 'Unresolved: honestly reported unknown / escalated at the deadline (not a failure)' },
 ] as const;
@@ -18,8 +18,13 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
   const faults = FAULTS.filter((f) => cells.some((c) => c.fault === f));
   const policies = BENCH_POLICIES.filter((p) => cells.some((c) => c.policy === p));
   const seeds = Math.max(1, new Set(cells.map((c) => c.seed)).size);
-  const value = (fault: FaultName, policy: BenchPolicy, key: (typeof PANELS)[number]['key']) =>
+  const value = (fault: FaultName, policy: BenchPolicy, key: (typeof PANELS)[number]['key'] | 'detectedDuplicates') =>
     cells.filter((c) => c.fault === fault && c.policy === policy).reduce((s, c) => s + c[key], 0) / seeds;
+  /** A duplicates bar's tooltip: effectd's detected duplicates beside them, when it detected any (`1 (1 detected)`). */
+  const label = (fault: FaultName, policy: BenchPolicy, key: (typeof PANELS)[number]['key'], v: number) => {
+    const detected = key === 'duplicates' ? value(fault, policy, 'detectedDuplicates') : 0;
+    return detected > 0 ? `${round(v)} (${round(detected)} detected)` : round(v);
+  };
 
   const barW = 12;
   const groupW = policies.length * barW + 18;
@@ -55,7 +60,7 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
         const v = value(fault, policy, panel.key);
         const h = v * scale;
         const x = gx + i * barW;
-        out.push(`<rect x="${x}" y="${y0 + panelH - h}" width="${barW - 2}" height="${h}" fill="${COLORS[policy]}"><title>${escape(`${fault} × ${policy}: ${panel.key} ${round(v)}`)}</title></rect>`);
+        out.push(`<rect x="${x}" y="${y0 + panelH - h}" width="${barW - 2}" height="${h}" fill="${COLORS[policy]}"><title>${escape(`${fault} × ${policy}: ${panel.key} ${label(fault, policy, panel.key, v)}`)}</title></rect>`);
         if (v > 0) out.push(`<text x="${x + (barW - 2) / 2}" y="${y0 + panelH - h - 2}" text-anchor="middle" font-size="8">${round(v)}</text>`);
       });
       out.push(`<text transform="translate(${gx + (policies.length * barW) / 2},${y0 + panelH + 10}) rotate(30)" font-size="10">${escape(fault)}</text>`);
@@ -64,8 +69,9 @@ export function renderSvg(cells: readonly CellResult[], subtitle: string): strin
   const footer = top + PANELS.length * (panelH + 70) + 16;
   out.push(`<text x="${left}" y="${footer}" font-weight="bold">Totals${seeds > 1 ? ' (mean per seed)' : ''}</text>`);
   policies.forEach((policy, i) => {
-    const total = (key: (typeof PANELS)[number]['key']) => round(faults.reduce((s, f) => s + value(f, policy, key), 0));
-    out.push(`<rect x="${left}" y="${footer + 7 + i * 16}" width="10" height="10" fill="${COLORS[policy]}"/><text x="${left + 16}" y="${footer + 16 + i * 16}">${escape(`${policy}: ${total('duplicates')} duplicates, ${total('missing')} missing, ${total('unresolved')} unresolved`)}</text>`);
+    const total = (key: (typeof PANELS)[number]['key'] | 'detectedDuplicates') => round(faults.reduce((s, f) => s + value(f, policy, key), 0));
+    const detected = total('detectedDuplicates') === '0' ? '' : ` (${total('detectedDuplicates')} detected by effectd and queued for an operator)`;
+    out.push(`<rect x="${left}" y="${footer + 7 + i * 16}" width="10" height="10" fill="${COLORS[policy]}"/><text x="${left + 16}" y="${footer + 16 + i * 16}">${escape(`${policy}: ${total('duplicates')} duplicates${detected}, ${total('missing')} missing, ${total('unresolved')} unresolved`)}</text>`);
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;

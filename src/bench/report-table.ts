@@ -1,8 +1,9 @@
 import { SAGA_CHECKS, type CellResult } from './cell-runner.js';
-import { BENCH_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './names.js';
+import { BENCH_POLICIES, FAULTS, isEffectd, type BenchPolicy, type FaultName } from './names.js';
+import { STRIPE_PROFILE_WORKLOADS } from './workloads.js';
 
 /** The per-cell counts that add up across cells. */
-const SUMMED = ['declared', 'duplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'wrongReceipt', 'toolCalls'] as const;
+const SUMMED = ['declared', 'duplicates', 'detectedDuplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'wrongReceipt', 'toolCalls'] as const;
 
 export type Totals = Pick<CellResult, (typeof SUMMED)[number]> & { cells: number; p50: number; p99: number };
 
@@ -23,19 +24,31 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/**
+ * Duplicates (from the providers' oracles), with the ones effectd detected beside them wherever
+ * there is something to say — `1 (detected 1)`, or `1 (detected 0)` for an effectd duplicate it
+ * missed; a baseline detects nothing, and shows its count alone.
+ */
+export function duplicatesLabel(duplicates: number, detected: number, policy: BenchPolicy): string {
+  return detected > 0 || (isEffectd(policy) && duplicates > 0) ? `${duplicates} (detected ${detected})` : String(duplicates);
+}
+
 const present = <T extends string>(all: readonly T[], cells: readonly CellResult[], pick: (c: CellResult) => T) => all.filter((x) => cells.some((c) => pick(c) === x));
 
-/** duplicates / missing / unresolved per fault and policy, summed over workloads and seeds. */
+/**
+ * duplicates / missing / unresolved per fault and policy, summed over workloads and seeds; the
+ * duplicates effectd detected are shown beside its duplicates (`1 (detected 1)/0/0`).
+ */
 export function faultTable(cells: readonly CellResult[]): string {
   const policies = present<BenchPolicy>(BENCH_POLICIES, cells, (c) => c.policy);
   const faults = present<FaultName>(FAULTS, cells, (c) => c.fault);
-  const cell = (subset: CellResult[]) => {
+  const cell = (subset: CellResult[], policy: BenchPolicy) => {
     if (subset.length === 0) return '-';
     const t = totals(subset);
-    return `${t.duplicates}/${t.missing}/${t.unresolved}`;
+    return `${duplicatesLabel(t.duplicates, t.detectedDuplicates, policy)}/${t.missing}/${t.unresolved}`;
   };
-  const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(cells.filter((c) => c.fault === fault && c.policy === policy)))]);
-  rows.push(['all faults', ...policies.map((policy) => cell(cells.filter((c) => c.policy === policy)))]);
+  const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(cells.filter((c) => c.fault === fault && c.policy === policy), policy))]);
+  rows.push(['all faults', ...policies.map((policy) => cell(cells.filter((c) => c.policy === policy), policy))]);
   return table(['dup/missing/unresolved', ...policies], rows);
 }
 
@@ -44,9 +57,9 @@ export function policyTable(cells: readonly CellResult[]): string {
   const policies = present<BenchPolicy>(BENCH_POLICIES, cells, (c) => c.policy);
   const rows = policies.map((policy) => {
     const t = totals(cells.filter((c) => c.policy === policy));
-    return [policy, t.cells, t.declared, t.duplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99].map(String);
+    return [policy, t.cells, t.declared, t.duplicates, t.detectedDuplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99].map(String);
   });
-  return table(['policy', 'cells', 'declared', 'duplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'unknown ms', 'wrongReceipt', 'calls', 'p50 ms', 'p99 ms'], rows);
+  return table(['policy', 'cells', 'declared', 'duplicates', 'detected dup', 'missing', 'falseDedup', 'unresolved', 'escalations', 'unknown ms', 'wrongReceipt', 'calls', 'p50 ms', 'p99 ms'], rows);
 }
 
 /**
@@ -66,19 +79,48 @@ export function sagaTable(cells: readonly CellResult[]): string | undefined {
   return table(['saga cells', 'cells', 'completed', 'failed', 'open', 'emailWithoutCharge', 'leftInPlace', 'compensatedTwice', 'phantomCompensation', 'leftWithHuman', 'dup', 'missing', 'unresolved'], rows);
 }
 
+/**
+ * Stripe's two idempotency profiles side by side (issue 13, item 7): the one-charge workload
+ * against v1 (`charge`) and v2 (`charge-v2`), per fault, as `v1 → v2` dup/missing/unresolved per
+ * policy, and how effectd's charge ended under each (what the agent was told, and effectd's state
+ * when it says more: `escalated (terminal_failure)`).
+ * Undefined when the run has no fault with cells of both.
+ */
+export function stripeProfileTable(cells: readonly CellResult[]): string | undefined {
+  const of = (profile: 'v1' | 'v2') => cells.filter((c) => c.workload === STRIPE_PROFILE_WORKLOADS[profile]);
+  const v1 = of('v1');
+  const v2 = of('v2');
+  const faults = FAULTS.filter((f) => v1.some((c) => c.fault === f) && v2.some((c) => c.fault === f));
+  if (faults.length === 0) return undefined;
+  const policies = present<BenchPolicy>(BENCH_POLICIES, [...v1, ...v2], (c) => c.policy);
+  const score = (subset: CellResult[], policy: BenchPolicy) => {
+    if (subset.length === 0) return '-';
+    const t = totals(subset);
+    return `${duplicatesLabel(t.duplicates, t.detectedDuplicates, policy)}/${t.missing}/${t.unresolved}`;
+  };
+  const ended = (subset: CellResult[]) => [...new Set(subset.flatMap((c) => (c.error ? ['BROKEN'] : c.intents.map((i) => (i.state && i.state !== i.status ? `${i.status} (${i.state})` : i.status)))))].join(',') || '-';
+  const pick = (list: CellResult[], fault: FaultName, policy: BenchPolicy) => list.filter((c) => c.fault === fault && c.policy === policy);
+  const rows = faults.map((fault) => [
+    fault,
+    ...policies.map((policy) => `${score(pick(v1, fault, policy), policy)} → ${score(pick(v2, fault, policy), policy)}`),
+    `${ended(pick(v1, fault, 'effectd'))} → ${ended(pick(v2, fault, 'effectd'))}`,
+  ]);
+  return table(['v1 → v2', ...policies, 'effectd ended'], rows);
+}
+
 const workloadLabel = (c: CellResult) => (c.failAt !== undefined ? `${c.workload}@${c.failAt}` : c.workload);
 
 /** One row per cell (for --verbose). */
 export function cellTable(cells: readonly CellResult[]): string {
-  const rows = cells.map((c) => [workloadLabel(c), c.fault, c.policy, String(c.seed), String(c.declared), String(c.duplicates), String(c.missing), String(c.falseDedup), String(c.unresolved), String(c.escalations), String(c.timeInUnknownMs), String(c.wrongReceipt), String(c.latencyMs.p50), String(c.latencyMs.p99), String(c.faultInjected), c.error ? 'BROKEN' : '']);
-  return table(['workload', 'fault', 'policy', 'seed', 'declared', 'dup', 'missing', 'falseDedup', 'unresolved', 'escal', 'unknown ms', 'wrongRcpt', 'p50', 'p99', 'injected', ''], rows);
+  const rows = cells.map((c) => [workloadLabel(c), c.fault, c.policy, String(c.seed), String(c.declared), String(c.duplicates), String(c.detectedDuplicates), String(c.missing), String(c.falseDedup), String(c.unresolved), String(c.escalations), String(c.timeInUnknownMs), String(c.wrongReceipt), String(c.latencyMs.p50), String(c.latencyMs.p99), String(c.faultInjected), c.error ? 'BROKEN' : '']);
+  return table(['workload', 'fault', 'policy', 'seed', 'declared', 'dup', 'detected', 'missing', 'falseDedup', 'unresolved', 'escal', 'unknown ms', 'wrongRcpt', 'p50', 'p99', 'injected', ''], rows);
 }
 
 export function cellLine(c: CellResult): string {
   const name = `${workloadLabel(c)} × ${c.fault} × ${c.policy}${c.seed === 1 ? '' : ` (seed ${c.seed})`}${c.ingress === 'kafka' ? ' [kafka]' : ''}`;
   if (c.error) return `${name}: BROKEN — ${c.error.split('\n')[0]}`;
   const saga = c.sagaOutcome !== undefined ? ` saga ${c.sagaStatus}${SAGA_CHECKS.some((k) => (c[k] ?? 0) > 0) ? ` ${SAGA_CHECKS.map((k) => `${k} ${c[k]}`).join(' ')}` : ''}` : '';
-  return `${name.padEnd(60)} dup ${c.duplicates} missing ${c.missing} falseDedup ${c.falseDedup} unresolved ${c.unresolved} escalated ${c.escalations} injected ${c.faultInjected}${saga} (${(c.elapsedMs / 1000).toFixed(1)} s)`;
+  return `${name.padEnd(60)} dup ${duplicatesLabel(c.duplicates, c.detectedDuplicates, c.policy)} missing ${c.missing} falseDedup ${c.falseDedup} unresolved ${c.unresolved} escalated ${c.escalations} injected ${c.faultInjected}${saga} (${(c.elapsedMs / 1000).toFixed(1)} s)`;
 }
 
 export function duration(ms: number): string {

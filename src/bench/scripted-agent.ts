@@ -115,6 +115,7 @@ export class ScriptedAgent {
   private interruption: Promise<'crash' | 'move'>;
   private readonly callCounts = new Map<string, number>();
   private readonly driftIntents = new Set<string>();
+  private readonly repeatIntents = new Set<string>();
   private crashes = 0;
 
   constructor(
@@ -132,6 +133,11 @@ export class ScriptedAgent {
   /** param-drift: the model's first repair attempt for this intent changes or rewords a parameter. */
   driftOnRepair(intentId: string): void {
     this.driftIntents.add(intentId);
+  }
+
+  /** retention-shorter-than-declared: on this intent's first `unknown`, a model that repairs at all repeats the same step. */
+  repeatOnUnknown(intentId: string): void {
+    this.repeatIntents.add(intentId);
   }
 
   /** The agent's process dies: calls in flight are cut; it comes back and resumes from its checkpoint. */
@@ -283,7 +289,9 @@ export class ScriptedAgent {
             const mayRepair = journal.repairsOnUnknown < this.profile.maxRepairsOnUnknown;
             // A model that never repairs (repairOnUnknown 0) rewords in its re-decision instead.
             const driftRepair = journal.driftPending && this.profile.repairOnUnknown > 0;
-            if (canDecide && mayRepair && (driftRepair || this.rng.chance(this.profile.repairOnUnknown))) {
+            const forcedRepeat = this.repeatIntents.has(intent.id) && this.profile.repairOnUnknown > 0;
+            if (canDecide && mayRepair && (driftRepair || forcedRepeat || this.rng.chance(this.profile.repairOnUnknown))) {
+              this.repeatIntents.delete(intent.id);
               journal.repairsOnUnknown += 1;
               this.repair(intent, journal, 'unknown: the model repeats the same step');
               await this.think();

@@ -6,7 +6,8 @@
 
 import { SAGA_PLANS, type SagaPlan } from './saga-plans.js';
 
-export type ProviderKind = 'payments' | 'email' | 'cloud' | 'weak' | 'travel';
+/** A simulated provider of a cell; `payments-v2` is the payments simulator with Stripe's v2 idempotency profile. */
+export type ProviderKind = 'payments' | 'payments-v2' | 'email' | 'cloud' | 'weak' | 'travel';
 
 /** How the provider's own records of one intent are recognised: by business identity, never by key. */
 export type BusinessIdentity =
@@ -73,15 +74,19 @@ export function workloadNames(): string[] {
 /**
  * The matrix of issue 3, in its order, plus `notify`: a tool with no key and no lookup, the case
  * effectd can only hand to a human (escalated), which the benchmark must show rather than hide;
- * `reminder-repeat`, a declared repeat (issue 6); and the two sagas (issue 7).
+ * `reminder-repeat`, a declared repeat (issue 6); and the two sagas (issue 7). `charge-v2` is
+ * `charge` against Stripe's v2 profile (issue 13, item 7), beside it under every fault.
  */
-export const DEFAULT_WORKLOADS = ['charge', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify', 'reminder-repeat', 'trip-booking', 'subscription-renewal'] as const;
+export const DEFAULT_WORKLOADS = ['charge', 'charge-v2', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify', 'reminder-repeat', 'trip-booking', 'subscription-renewal'] as const;
 
-function chargeIntent(tag: string): IntentSpec {
+/** Workloads that run one intent against each of Stripe's idempotency profiles, for the v1/v2 table. */
+export const STRIPE_PROFILE_WORKLOADS = { v1: 'charge', v2: 'charge-v2' } as const;
+
+function chargeIntent(tag: string, tool = 'payments.charge'): IntentSpec {
   const invoiceId = `INV-${tag}`;
   const args = { invoiceId, amount: 4900, currency: 'usd', customer: `cus_${tag}`, description: `Invoice ${invoiceId}` };
   return {
-    id: 'charge', tool: 'payments.charge', step: 'charge-invoice', slot: '0', args,
+    id: 'charge', tool, step: 'charge-invoice', slot: '0', args,
     equivalents: [{ ...args, amount: '49.00' }, { ...args, amount: '49.00 USD' }, { ...args, currency: 'USD' }],
     rephrasings: [{ ...args, description: `Payment for invoice ${invoiceId}` }, { ...args, description: `Invoice ${invoiceId} (second try)` }],
     identity: { kind: 'charge', invoiceId },
@@ -105,6 +110,13 @@ registerWorkload({
   summary: 'charge one invoice (payments.charge, Stripe v1 keys)',
   providers: ['payments'],
   intents: (tag) => [chargeIntent(tag)],
+});
+
+registerWorkload({
+  name: 'charge-v2',
+  summary: 'charge one invoice (payments.charge-v2, Stripe v2 keys: kept 30 days; a same-key resend after a failure executes the failed work again)',
+  providers: ['payments-v2'],
+  intents: (tag) => [chargeIntent(tag, 'payments.charge-v2')],
 });
 
 registerWorkload({

@@ -159,11 +159,13 @@ export class Gateway {
     for (const e of this.parts.effects.recent()) byId.set(e.effectId, e);
     for (const e of this.parts.effects.open()) byId.set(e.effectId, e);
     const visible = [...byId.values()].filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
-    const all = summarizeWorkflows(visible, this.parts.now(), (e, now) => this.stillLooking(e, now));
+    const now = this.parts.now();
+    const all = summarizeWorkflows(visible, now, (e, at) => this.stillLooking(e, at));
+    const needHuman = visible.filter((e) => needsHuman(e, now, this.stillLooking(e, now))).length;
     const wanted = attention === '1' || attention === 'true' ? all.filter((w) => w.needsOperator) : all;
     const effects: Record<string, number> = {};
     for (const w of all) for (const [state, n] of Object.entries(w.states)) effects[state] = (effects[state] ?? 0) + n;
-    return { total: wanted.length, effects, workflows: wanted.slice(0, limit), window: `workflows with an open effect or one among the ${this.parts.effects.recentLimit.toLocaleString('en-US')} most recently active effects` };
+    return { total: wanted.length, effects, needHuman, workflows: wanted.slice(0, limit), window: `workflows with an open effect or one among the ${this.parts.effects.recentLimit.toLocaleString('en-US')} most recently active effects` };
   }
 
   /** The workflow's timeline: every intent, attempt, check and outcome in order, and each effect's state. */

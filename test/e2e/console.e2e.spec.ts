@@ -50,8 +50,9 @@ describe('the operator console in headless Chromium', () => {
     await page.route(landing, async (r) => { await new Promise((ok) => setTimeout(ok, 1_500)); await r.continue(); landingAnswered = true; });
     await signIn(scenario.tokens.operator);
     expect(await page.getByTestId('whoami').textContent()).toContain('default-operator');
-    await page.locator('[data-testid="queue-item"]').nth(1).waitFor();
-    expect(await page.locator('[data-testid="queue-item"]').count()).toBe(2);
+    await page.locator('[data-testid="queue-item"]').nth(2).waitFor();
+    // Two escalated notifications and the duplicate a forgetful provider made.
+    expect(await page.locator('[data-testid="queue-item"]').count()).toBe(3);
     // The side list shows the 60 most recently active workflows and says how many there are.
     expect(await page.locator('[data-testid="workflow-row"]').count()).toBe(60);
     expect(await page.locator('[data-testid="workflows"] [data-testid="list-more"]').textContent()).toContain(`the 60 most recently active of ${SCENARIO_WORKFLOWS}`);
@@ -96,13 +97,14 @@ describe('the operator console in headless Chromium', () => {
 
     const error = page.getByTestId('resolve-error');
     await error.waitFor();
-    expect(await error.textContent()).toMatch(/^403 forbidden — default-agent is an agent credential; only operator credentials may do this/);
+    expect(await error.textContent()).toMatch(/^403 forbidden — default-agent is an agent credential; only operator credentials may resolve an effect/);
     await page.screenshot({ path: `${ARTIFACTS}/console-agent-refused.png` });
     expect(await page.locator('[data-testid="effect-state"]').getAttribute('data-state')).toBe('escalated');
     expect((await effect(scenario.escalated.refund)).state).toBe('escalated');
   });
 
   it('shows who really declared an effect: the agent that wrote "principal": "default-operator" is recorded as itself', async () => {
+    await page.getByTestId('sign-out').click();
     await signIn(scenario.tokens.operator);
     await page.goto(`${scenario.effectd.url}/#/effect/${scenario.impersonated}`);
     await page.locator(`[data-testid="effect-state"][data-effect-id="${scenario.impersonated}"]`).waitFor();
@@ -153,6 +155,50 @@ describe('the operator console in headless Chromium', () => {
     await page.screenshot({ path: `${ARTIFACTS}/console-released.png` });
     expect(await page.getByTestId('evidence').textContent()).toMatch(/released by default-operator/);
     expect(await chargesOf()).toBe(2);
+    expect(consoleErrors.filter((e) => !/status of 40[13]/.test(e))).toEqual([]);
+  });
+
+  it('an operator finds a duplicate a forgetful provider made, undoes the extra charge once, and the queue lets it go', async () => {
+    const { duplicate } = scenario;
+    const oracle = async () => (await getJson(`${duplicate.providerUrl}/_oracle/state`)).body as { charges: { id: string; metadata: Record<string, string> }[]; refunds: { id: string; charge: string }[] };
+    // The provider charged twice on effectd's same-key resend (it forgot the key after 300 ms; the contract says 24 h).
+    expect((await oracle()).charges.filter((c) => c.metadata.invoice_id === duplicate.invoiceId).map((c) => c.id).sort()).toEqual([duplicate.own, duplicate.extra].sort());
+    expect((await oracle()).refunds).toEqual([]);
+
+    await page.getByTestId('sign-out').click();
+    await signIn(scenario.tokens.operator);
+    const card = page.locator(`[data-testid="queue-item"][data-effect-id="${duplicate.effectId}"]`);
+    await card.waitFor();
+    expect(await card.getByTestId('queue-duplicate').textContent()).toBe(`duplicate at the provider: ${duplicate.own}, ${duplicate.extra}`);
+    await card.click();
+    // The agent's answer stays the truth about its effect (committed, its receipt); the extra object is the operator's.
+    await page.locator(`[data-testid="effect-state"][data-effect-id="${duplicate.effectId}"][data-state="committed"]`).waitFor();
+    const callout = page.getByTestId('duplicate-callout');
+    await callout.waitFor();
+    expect(await callout.textContent()).toBe(`The provider holds 2 objects for this one effect: ${duplicate.own} (the one effectd recorded), ${duplicate.extra}. It forgot the idempotency key sooner than its contract says, and a resend acted again. Deal with the extra object ${duplicate.extra}.`);
+    expect(await page.getByTestId('evidence').textContent()).toMatch(/DUPLICATE at the provider: 2 objects carry this effect's reference/);
+    expect(await page.getByTestId('duplicate-form').textContent()).toContain(`billing.refund for ${duplicate.extra}`);
+    await page.getByTestId('duplicate-compensate').check();
+    await page.getByTestId('duplicate-reason').fill(`The provider charged ${duplicate.invoiceId} twice (it forgot the idempotency key); refunding the extra charge`);
+    await page.screenshot({ path: `${ARTIFACTS}/console-duplicate.png` });
+    await page.getByTestId('duplicate-submit').click();
+    const ok = page.getByTestId('duplicate-ok');
+    await ok.waitFor();
+    expect(await ok.textContent()).toMatch(new RegExp(`^Recorded: ${duplicate.extra} compensated`));
+
+    // The provider shows exactly one refund, of the extra charge; the queue no longer lists the effect.
+    await expect.poll(async () => (await oracle()).refunds.map((r) => r.charge), { timeout: 10_000 }).toEqual([duplicate.extra]);
+    await card.waitFor({ state: 'detached' });
+    // Once the view reloaded, the effect is settled and what the operator recorded stays in view.
+    await page.locator(`[data-testid="duplicate-ok"]`, { hasText: 'by default-operator (undo eff_' }).waitFor();
+    expect(await ok.textContent()).toMatch(new RegExp(`^Recorded: ${duplicate.extra} compensated by default-operator \\(undo eff_[^)]+\\): The provider charged`));
+    expect(await page.getByTestId('settled').textContent()).toContain(`receipt ${duplicate.own}`);
+    expect(await page.getByTestId('evidence').textContent()).toMatch(new RegExp(`duplicate ${duplicate.extra} compensated by default-operator \\(undo eff_[^)]+\\): The provider charged`));
+    const after = await effect(duplicate.effectId);
+    expect(after).toMatchObject({ state: 'committed', receipt: duplicate.own, duplicates: { unhandled: [], handled: { [duplicate.extra]: { action: 'compensated', by: 'default-operator' } } } });
+    const queue = (await getJson(`${scenario.effectd.url}/v1/effects?state=attention`, scenario.effectd.operator)).body.effects as { effectId: string }[];
+    expect(queue.map((e) => e.effectId)).not.toContain(duplicate.effectId);
+    expect((await oracle()).refunds).toHaveLength(1);
     expect(consoleErrors.filter((e) => !/status of 40[13]/.test(e))).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from './effectd-harness.js';
 
@@ -14,27 +15,48 @@ export interface ConsoleScenario {
   held: { effectId: string; invoiceId: string };
   /** The payment provider's base URL (its oracle is the ground truth). */
   paymentsUrl: string;
+  /**
+   * A charge a provider that forgets keys sooner than its contract says (`billing.charge`: a second
+   * payments simulator, keys kept 300 ms, search lag 1 s; the contract says 24 h) made twice on
+   * the agent's same-key resend, and effectd's audit detected: its receipt, the extra charge, and
+   * that provider's URL (its oracle shows the refund).
+   */
+  duplicate: { effectId: string; workflowId: string; invoiceId: string; own: string; extra: string; providerUrl: string };
   close(): Promise<void>;
 }
 
 /** Enough single-email workflows that the console's list of recent workflows (60) is truncated. */
 export const ONBOARDED = 56;
-export const SCENARIO_WORKFLOWS = ONBOARDED + 5;
+export const SCENARIO_WORKFLOWS = ONBOARDED + 6;
 
 const arm = (sim: RunningSimulator, rules: unknown[]) => postJson(`${sim.url}/_admin/faults`, { rules });
 
 /**
  * effectd with simulated providers and a few workflows an on-call engineer would meet: a charge whose
  * reply was lost and that reconciliation confirmed, an email, two notifications nobody can confirm
- * (escalated), a declined card, and some plain successes.
+ * (escalated), a declined card, a charge a forgetful provider made twice (a detected duplicate),
+ * and some plain successes.
  */
 export async function startConsoleScenario(): Promise<ConsoleScenario> {
   const payments = await startSimulator('payments', { options: { searchLagMs: 700 } });
   const email = await startSimulator('email');
   const weak = await startSimulator('weak');
   const travel = await startSimulator('travel');
+  // A second payment provider that forgets idempotency keys after 300 ms (its contract says 24 h)
+  // while its search lags 1 s: the tools billing.charge / billing.refund, copies of the payments
+  // ones pointed at it, the charge with a 2 s settle window (its duplicate audit runs then).
+  const forgetful = await startSimulator('payments', { options: { retentionMs: 300, searchLagMs: 1_000 } });
   const dataDir = tempDir('effectd-console-');
-  const effectd = await startEffectd({ dataDir, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url, weak: weak.url, travel: travel.url }, { 'payments.charge': { settleWindowMs: 8_000 } }) });
+  const configFile = writeToolsConfig(dataDir, { payments: payments.url, email: email.url, weak: weak.url, travel: travel.url }, { 'payments.charge': { settleWindowMs: 8_000 } });
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { providers: Record<string, Record<string, unknown>>; tools: Record<string, unknown>[] };
+  const copy = (name: string, as: string, patch: Record<string, unknown>) => ({ ...config.tools.find((t) => t.name === name)!, name: as, provider: 'billing', ...patch });
+  config.providers.billing = { ...config.providers.payments, baseUrl: forgetful.url };
+  config.tools.push(
+    copy('payments.charge', 'billing.charge', { settleWindowMs: 2_000, undo: { tool: 'billing.refund', args: { chargeId: '{receipt}' } } }),
+    copy('payments.refund', 'billing.refund', {}),
+  );
+  writeFileSync(configFile, JSON.stringify(config));
+  const effectd = await startEffectd({ dataDir, configFile });
   const run = Date.now().toString(36).slice(-5);
   const submit = async (cmd: Record<string, unknown>) => {
     const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
@@ -50,6 +72,25 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   for (let i = 1; i <= ONBOARDED; i++) {
     await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
   }
+  // The forgetful provider: the reply of the first charge is lost; the agent repeats the step after
+  // the provider forgot the key and before its search shows the charge, so effectd's same-key
+  // resend charges again. effectd audits it once the settle window has passed since the resend.
+  // Done first, so the two escalations below stay the queue's newest entries.
+  await arm(forgetful, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
+  const invoiceId = `INV-${run}-2291`;
+  const dupCommand = { workflowId: `renewals-${run}`, step: 1, tool: 'billing.charge', args: { invoiceId, amount: '89.00 USD', description: 'Annual plan renewal' } };
+  const first = await submit(dupCommand);
+  if (first.state !== 'unknown') throw new Error(`the forgetful provider's first charge should be unknown, it is ${first.state}`);
+  await new Promise((resolve) => setTimeout(resolve, 450));
+  const resent = await submit(dupCommand);
+  if (resent.state !== 'committed') throw new Error(`the repeated charge should be committed through the resend, it is ${resent.state}`);
+  await arm(forgetful, []);
+  const detected = await waitFor('the duplicate audit of the forgetful provider\'s charge', async () => {
+    const e = (await getJson(`${effectd.url}/v1/effects/${first.effectId}`, effectd.operator)).body;
+    return e.duplicates ? (e as { receipt: string; duplicates: { receipts: string[]; unhandled: string[] } }) : undefined;
+  }, 15_000);
+  if (detected.duplicates.unhandled.length !== 1) throw new Error(`one extra charge expected, effectd reports ${JSON.stringify(detected.duplicates)}`);
+  const duplicate = { effectId: first.effectId, workflowId: dupCommand.workflowId, invoiceId, own: detected.receipt, extra: detected.duplicates.unhandled[0]!, providerUrl: forgetful.url };
   await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
   await arm(weak, [{ match: { method: 'POST', pathPrefix: '/notify', times: 2 }, action: { type: 'drop-after-mutation' } }]);
   // The agent claims to be the operator: the ledger records the agent, the claim only as on-behalf-of.
@@ -82,10 +123,11 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     impersonated: charge.effectId,
     held: { effectId: held.effectId, invoiceId: topUp.invoiceId },
     paymentsUrl: payments.url,
+    duplicate,
     workflows,
     close: async () => {
       await effectd.close();
-      await Promise.all([payments.close(), email.close(), weak.close(), travel.close()]);
+      await Promise.all([payments.close(), forgetful.close(), email.close(), weak.close(), travel.close()]);
     },
   };
 }
