@@ -33,7 +33,7 @@ export interface RuntimeOptions {
   dispatcher?: Dispatcher;
   /** How often the reconciler looks at open effects (default 200 ms). */
   reconcileTickMs?: number;
-  /** Effects held in cached workflow states (default 50,000; EFFECTD_WORKFLOW_CACHE). */
+  /** Effects held in cached workflow states (default 20,000; EFFECTD_WORKFLOW_CACHE). */
   workflowCacheEffects?: number;
   /** Effects in the read side's recent window (default 10,000; EFFECTD_RECENT_EFFECTS). */
   recentEffects?: number;

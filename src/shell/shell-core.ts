@@ -30,7 +30,7 @@ export interface ShellDeps {
   leaseMarginMs?: number;
   /** Finds an effect of the same content in the tenant's other workflows (the content index's tenant window). */
   tenantContentIndex?: TenantContentIndex;
-  /** At most this many effects held in the workflow store's cache (default 50,000). */
+  /** At most this many effects held in the workflow store's cache (default 20,000). */
   maxCachedEffects?: number;
 }
 

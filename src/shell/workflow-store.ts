@@ -23,7 +23,7 @@ export interface WorkflowCacheStats {
   maxEffects: number;
 }
 
-export const DEFAULT_MAX_CACHED_EFFECTS = 50_000;
+export const DEFAULT_MAX_CACHED_EFFECTS = 20_000;
 const DEFAULT_MAX_CONFLICTS = 50;
 
 /**
