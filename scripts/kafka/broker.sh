@@ -217,8 +217,14 @@ start() {
     return 0
   fi
   rm -f "$PID_FILE"
+  # A Kafka broker another checkout of effectd started (or any broker) already serves the port:
+  # use it. Tests name their topics, groups and schemas per run, so runs never see each other's data.
+  if port_in_use "$KAFKA_PORT" && EFFECTD_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT" EFFECTD_KAFKA_READY_TIMEOUT_S=10 node "$KAFKA_SCRIPT_DIR/wait-ready.mjs" 2>/dev/null; then
+    log "a Kafka broker not started from this checkout already serves 127.0.0.1:$KAFKA_PORT; using it (stop it there, or set EFFECTD_KAFKA_PORT, for one of your own)"
+    return 0
+  fi
   for p in "$KAFKA_PORT" "$CONTROLLER_PORT"; do
-    port_in_use "$p" && die "127.0.0.1:$p is already in use by another process (set EFFECTD_KAFKA_PORT / EFFECTD_KAFKA_CONTROLLER_PORT)"
+    port_in_use "$p" && die "127.0.0.1:$p is already in use by another process that is not a working Kafka broker (set EFFECTD_KAFKA_PORT / EFFECTD_KAFKA_CONTROLLER_PORT)"
   done
   log "starting Apache Kafka $KAFKA_VERSION on 127.0.0.1:$KAFKA_PORT (controller 127.0.0.1:$CONTROLLER_PORT)"
   echo "===== $(date -Is) start =====" >>"$BROKER_OUT"
