@@ -12,11 +12,11 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
 import { writeFastPaymentsConfig } from '../src/harness/tool-config-files.js';
 import { spawnEffectdProcess, type EffectdProcess } from '../src/harness/effectd-process.js';
 import { spawnSimulator, type SimulatorProcess } from '../src/harness/simulator-process.js';
 import { EffectClient, type EffectAnswer, type EffectRequest } from '../src/sdk/index.js';
+import { pgScalar } from '../src/bench/pg-scalar.js';
 
 const { values } = parseArgs({ options: {
   effects: { type: 'string', default: '4000' },
@@ -96,16 +96,7 @@ async function kafkaTopics(names: string[], action: 'create' | 'delete'): Promis
   }
 }
 
-async function pgQuery(sql: string): Promise<string> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    const result = await client.query(sql);
-    return String(result.rows[0] ? Object.values(result.rows[0])[0] : '');
-  } finally {
-    await client.end();
-  }
-}
+const pgQuery = (sql: string) => pgScalar(PG_URL, sql);
 
 function commands(label: string, count: number): EffectRequest[] {
   // Four effects per workflow, spread apart in the stream (steps of one workflow rarely race).

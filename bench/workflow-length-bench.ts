@@ -21,13 +21,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
-import pg from 'pg';
 import { sleep } from '../src/bench/bench-http.js';
 import { latencySummary } from '../src/bench/scoring.js';
 import { spawnEffectdProcess, type EffectdProcess } from '../src/harness/effectd-process.js';
 import { spawnSimulator, type SimulatorProcess } from '../src/harness/simulator-process.js';
 import { writeFastPaymentsConfig } from '../src/harness/tool-config-files.js';
 import { packageRoot } from '../src/providers/config-loader.js';
+import { pgScalar } from '../src/bench/pg-scalar.js';
 
 const USAGE = `Usage: npm run bench:workflow-length -- [options]
   --steps N          effects in the one long sequential workflow (default 10000; at least 200)
@@ -264,16 +264,7 @@ async function stopEffectd(instance: Instance): Promise<void> {
   rmSync(instance.dataDir, { recursive: true, force: true });
 }
 
-async function pgExec(sql: string): Promise<string> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    const result = await client.query(sql);
-    return String(result.rows[0] ? Object.values(result.rows[0])[0] : '');
-  } finally {
-    await client.end();
-  }
-}
+const pgExec = (sql: string) => pgScalar(PG_URL, sql);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
