@@ -13,6 +13,7 @@ import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
 import { HealthController } from './health.controller.js';
 import { RUNTIME } from './runtime.token.js';
+import { mcpHttp } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 
@@ -102,10 +103,13 @@ function jsonBodiesOnly(req: Request, res: Response, next: NextFunction): void {
 }
 
 /** Starts the HTTP ingress (NestJS on Express) for one runtime. */
-export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits()): Promise<HttpServer> {
+export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits(), mcpOptions: { anonymousAgent?: boolean } = {}): Promise<HttpServer> {
+  const mcp = mcpHttp(runtime, { host, ...mcpOptions });
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRuntime(runtime), { bodyParser: false, logger: ['error', 'warn'] });
   const drain = drainGate(app);
   app.use(drain.middleware);
+  // MCP (Streamable HTTP) at /mcp: the SDK reads its own body, so it comes before the JSON parser (src/mcp/).
+  app.use('/mcp', mcp.middleware);
   app.use(jsonBodiesOnly);
   // Any JSON value parses (strict: false), so `null` or `5` is answered for what it is — not an
   // object — rather than "not valid JSON". The text is kept for one scan: how money numbers were written.
@@ -139,7 +143,7 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
   applyLimits(app.getHttpServer(), limits);
   await app.listen(port, host);
   const address = app.getHttpServer().address() as { port: number };
-  return { url: `http://${host}:${address.port}`, port: address.port, inFlight: drain.inFlight, close: drain.close };
+  return { url: `http://${host}:${address.port}`, port: address.port, inFlight: drain.inFlight, close: async () => { await drain.close(); await mcp.close(); } };
 }
 
 /** Header, request (body) and keep-alive timeouts and a connection cap on Node's HTTP server. */

@@ -3,10 +3,11 @@ import { benchCommand } from './bench.command.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 import { demoCommand } from './demo.command.js';
 import { effectsCommand } from './effects.command.js';
+import { mcpCommand } from './mcp.command.js';
 import { resolveCommand } from './resolve.command.js';
 import { startCommand } from './start.command.js';
 
-const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand, benchCommand];
+const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand, benchCommand, mcpCommand];
 
 function overview(): string {
   const lines = commands.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');

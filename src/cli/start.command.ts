@@ -22,6 +22,7 @@ export const startCommand: CommandSpec = {
     group: { type: 'string' },
     'no-http': { type: 'boolean' },
     'no-reconciler': { type: 'boolean' },
+    'mcp-anonymous-agent': { type: 'boolean' },
   },
   optionHelp: [
     ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
@@ -33,6 +34,7 @@ export const startCommand: CommandSpec = {
     ['--kafka BROKERS', 'also consume effect commands from Kafka (topic effectd.commands, outcomes to effectd.outcomes, dead letters to effectd.dlq; EFFECTD_KAFKA_* env overrides)'],
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
     ['--no-http', 'Kafka ingress only: no HTTP port'],
+    ['--mcp-anonymous-agent', 'admit MCP calls without a token at /mcp as the first agent credential (local tools such as the MCP conformance suite); refused unless --host is 127.0.0.1 or ::1'],
   ],
   async run(values) {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
@@ -41,9 +43,9 @@ export const startCommand: CommandSpec = {
     const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
     process.on('SIGHUP', () => reloadOnHangup(runtime));
-    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'));
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, { anonymousAgent: values['mcp-anonymous-agent'] === true });
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
-    if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, /healthz, /metrics; operator console at ${server.url}/)`);
+    if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
     const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
     const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands] }) : undefined;
     if (kafka) {

@@ -1,0 +1,45 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { asEffectdError, errorAction, type EffectdError } from '../core/errors.js';
+
+/**
+ * The one place an error's meaning becomes an MCP answer (as src/api/error-filter.ts is for HTTP
+ * and src/transport/kafka/error-verdict.ts for Kafka). Inside a tool call every action is a tool
+ * result with `isError: true` and a sentence saying what to do next, so the model (or its harness)
+ * hears it; `unauthorized` never reaches here over HTTP: the transport answers 401 before any call
+ * is read (src/mcp/mcp-http.ts).
+ */
+export function errorResult(thrown: unknown): CallToolResult {
+  const error = asEffectdError(thrown);
+  const action = errorAction(error.code);
+  if (action === 'terminal' || action === 'retry_after') console.error(`effectd mcp: ${error.code}: ${error.message}`, action === 'terminal' && thrown !== error ? thrown : '');
+  const text = sentence(error);
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    structuredContent: { error: error.code, action, message: text, ...error.details },
+  };
+}
+
+function sentence(error: EffectdError): string {
+  switch (errorAction(error.code)) {
+    case 'invalid_input':
+      return `refused, nothing was done: ${error.message}. Fix the call and send it again.`;
+    case 'unauthorized':
+      return `unauthorized: ${error.message}.`;
+    case 'forbidden':
+      return `forbidden, nothing was done: ${error.message}. Trying again will not help.`;
+    case 'not_found':
+      return `not found: ${error.message}.`;
+    case 'conflict':
+      return error.code === 'intent_conflict'
+        ? `refused, nothing was done: ${error.message}. This step was already declared with other arguments; the first ones stand. A changed intent is a new step (a new "dev.effectd/step").`
+        : `conflict: ${error.message}. Read the effect's status (effectd_status) and decide again.`;
+    case 'retry_after': {
+      const ms = typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : 1_000;
+      const seconds = Math.max(1, Math.ceil(ms / 1000));
+      return `not recorded yet, nothing was done: ${error.message}. Send the same call again (same _meta identity) after ${seconds} s.`;
+    }
+    case 'terminal':
+      return `effectd failed: ${error.message}. Sending the same call again will fail the same way; tell an operator.`;
+  }
+}

@@ -1,0 +1,85 @@
+import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import type { NextFunction, Request, Response } from 'express';
+import { asEffectdError, EffectdError } from '../core/errors.js';
+import { callerOf, type Caller } from '../gateway/caller.js';
+import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { buildMcpServer } from './mcp-server.js';
+
+export interface McpHttpOptions {
+  /** The address the HTTP server binds: loopback turns on DNS-rebinding protection (Host and Origin checks). */
+  host: string;
+  /**
+   * Admit a call without credentials as the first agent credential (`--mcp-anonymous-agent`), for
+   * local tools that cannot send a token (the conformance suite). Only on a loopback bind, and only
+   * from a loopback peer; refused at start otherwise.
+   */
+  anonymousAgent?: boolean;
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+export function isLoopbackHost(host: string): boolean {
+  return host === '127.0.0.1' || host === '::1' || host === 'localhost' || host === '[::1]';
+}
+
+function isLoopbackPeer(address: string | undefined): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+}
+
+export interface McpHttpMount {
+  middleware: (req: Request, res: Response, next: NextFunction) => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Streamable HTTP at `/mcp`, stateless, for 2026-07-28 clients and (through the SDK's stateless
+ * fallback) 2025-era ones. The SDK reads its own body, so this is mounted before effectd's JSON
+ * body parser. The caller comes from the same bearer credentials as /v1 (`gateway.authenticate`):
+ * a missing or unknown token is HTTP 401 before any JSON-RPC message is read.
+ */
+export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHttpMount {
+  const loopback = isLoopbackHost(options.host);
+  if (options.anonymousAgent && !loopback) {
+    throw new Error(`--mcp-anonymous-agent admits calls without credentials, so it only binds to loopback (127.0.0.1 or ::1), not ${options.host}`);
+  }
+  const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo)), {
+    onerror: (error) => console.error(`effectd mcp: ${error.message}`),
+  });
+  const node = toNodeHandler(handler, { onerror: (error) => console.error(`effectd mcp: ${error.message}`) });
+  const validHost = loopback ? hostHeaderValidation(LOOPBACK_HOSTS) : undefined;
+  const validOrigin = loopback ? originValidation(LOOPBACK_HOSTS) : undefined;
+  const middleware = (req: Request, res: Response, _next: NextFunction) => {
+    if (validHost && !validHost(req, res)) return;
+    if (validOrigin && !validOrigin(req, res)) return;
+    let caller: Caller;
+    try {
+      caller = authenticate(runtime, req, options.anonymousAgent === true);
+    } catch (thrown) {
+      const error = asEffectdError(thrown);
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="effectd"').json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
+      return;
+    }
+    const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller } };
+    void node(Object.assign(req, { auth }), res);
+  };
+  return { middleware, close: () => handler.close() };
+}
+
+function authenticate(runtime: EffectdRuntime, req: Request, anonymous: boolean): Caller {
+  const header = req.headers.authorization;
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  if (header === undefined && anonymous && isLoopbackPeer(req.socket.remoteAddress)) {
+    const agent = runtime.credentials.first('agent');
+    if (!agent) throw new EffectdError('unauthorized', 'no agent credential to admit an anonymous local agent as');
+    const { token: _token, ...principal } = agent;
+    return callerOf(principal, 'mcp');
+  }
+  return runtime.gateway.authenticate(match?.[1], 'mcp');
+}
+
+function callerFrom(auth: AuthInfo | undefined): Caller {
+  const caller = auth?.extra?.caller as Caller | undefined;
+  if (!caller) throw new EffectdError('unauthorized', 'an MCP request reached the server without an authenticated caller');
+  return caller;
+}

@@ -1,0 +1,159 @@
+import { McpServer, type CallToolResult, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { EffectdError } from '../core/errors.js';
+import { AMOUNT_FORMS } from '../core/money.js';
+import type { SagaDefinition } from '../core/saga/saga-definition.js';
+import type { Caller } from '../gateway/caller.js';
+import type { Tool } from '../providers/tool-registry.js';
+import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { errorResult } from './error-result.js';
+import { IDENTITY_HELP, META, identityFrom, requireIdentity } from './identity.js';
+import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
+import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
+
+/** What the MCP front door needs of a runtime: the gateway and the catalogue of tools and sagas. */
+export type McpRuntime = Pick<EffectdRuntime, 'gateway' | 'tools' | 'sagas' | 'metrics'>;
+
+const VERSION = '0.1.0';
+
+const INSTRUCTIONS = `effectd makes every tool call here an effect that happens at most once. Each call's identity comes from the harness in params._meta, not from arguments: ${IDENTITY_HELP} Results have three states: done (receipt), not_done (isError; safe to try again as a new step), unknown (being checked: do not start another; ask ${STATUS_TOOL} with the reference). ${HISTORY_TOOL} tells what the workflow's earlier steps came to, from the ledger.`;
+
+/**
+ * Annotations that tell the truth from the contract (clients must treat them as hints, and effectd
+ * never relies on them): `read` is read-only; `irreversible` and `idempotent` (an idempotent tool
+ * such as terminating an instance can still destroy) are destructive, a `compensable` one is not
+ * (its contract names the undo); idempotent only where the contract guarantees that the same
+ * arguments have no further effect (`read`, `idempotent`). Providers are an open world.
+ */
+export function contractAnnotations(tool: Tool): ToolAnnotations {
+  const r = tool.spec.reversibility;
+  if (r === 'read') return { title: tool.name, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+  return { title: tool.name, readOnlyHint: false, destructiveHint: r !== 'compensable', idempotentHint: r === 'idempotent', openWorldHint: true };
+}
+
+/** A saga destroys when one of its steps does; it is never idempotent by its arguments alone. */
+function sagaAnnotations(saga: SagaDefinition<any>): ToolAnnotations {
+  return { title: `saga ${saga.name}`, readOnlyHint: false, destructiveHint: saga.steps.some((s) => s.reversibility === 'irreversible' || s.reversibility === 'idempotent'), idempotentHint: false, openWorldHint: true };
+}
+
+/**
+ * A JSON Schema handed to the SDK as is, with no validation of its own: effectd's gateway validates
+ * and canonicalizes the arguments with the contract's zod schema and answers each bad field by its
+ * path, as it does over HTTP and Kafka.
+ */
+function advertised(json: Record<string, unknown>): StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>> {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'effectd',
+      validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+/** `inputSchema` of a contract's tool: generated from its zod argument schema (the one source), with each field's description. */
+export function toolInputSchema(tool: Tool): Record<string, unknown> {
+  const json = z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
+  for (const [name, spec] of Object.entries(tool.spec.args)) {
+    const property = json.properties?.[name];
+    if (!property) continue;
+    const described = [spec.description, spec.type === 'money' ? `an amount: ${AMOUNT_FORMS}` : undefined].filter(Boolean).join('; ');
+    if (described && property.description === undefined) property.description = described;
+  }
+  return json;
+}
+
+function sagaInputSchema(saga: SagaDefinition<any>): Record<string, unknown> {
+  return z.toJSONSchema(saga.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}
+
+/** What a result tells the model about the tool call, answered even when the gateway throws. */
+async function answered(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return errorResult(error);
+  }
+}
+
+/**
+ * One MCP server for one caller (the SDK builds one per HTTP request, one per stdio connection):
+ * every configured tool, every registered saga, and effectd's read tools, all through the gateway.
+ * A cancelled call (closed stream, notifications/cancelled) does not cancel the effect: the
+ * gateway's submission runs to its recorded outcome, and the next call for it is answered from it.
+ */
+export function buildMcpServer(runtime: McpRuntime, caller: Caller): McpServer {
+  const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
+  const { gateway } = runtime;
+  const submit = async (command: Record<string, unknown>) => {
+    runtime.metrics.commandReceived('mcp');
+    return outcomeResult((await gateway.submit(caller, command)).outcome);
+  };
+
+  for (const tool of runtime.tools.list()) {
+    server.registerTool(mcpToolName(tool.name), {
+      title: tool.name,
+      description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; needs _meta "${META.workflowId}" and "${META.step}" from the harness)`,
+      inputSchema: advertised(toolInputSchema(tool)),
+      outputSchema: outcomeSchema,
+      annotations: contractAnnotations(tool),
+      _meta: { 'dev.effectd/tool': tool.name, 'dev.effectd/reversibility': tool.spec.reversibility },
+    }, (args, ctx) => answered(async () => {
+      const identity = identityFrom(ctx.mcpReq._meta as Record<string, unknown> | undefined);
+      const { workflowId, step } = requireIdentity(identity, tool.name, true);
+      return submit({
+        workflowId, step, tool: tool.name, args,
+        ...(identity.slot !== undefined ? { slot: identity.slot } : {}),
+        ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}),
+        ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
+        ...(identity.repeat !== undefined ? { repeat: identity.repeat } : {}),
+      });
+    }));
+  }
+
+  for (const name of runtime.sagas.names()) {
+    const saga = runtime.sagas.get(name)!;
+    server.registerTool(mcpSagaName(name), {
+      title: `saga ${name}`,
+      description: `${saga.description} (effectd saga ${name}: steps ${saga.steps.map((s) => `${s.name} (${s.tool}, ${s.reversibility})`).join(', ')}; needs _meta "${META.workflowId}" from the harness, one saga per workflow)`,
+      inputSchema: advertised(sagaInputSchema(saga)),
+      outputSchema: outcomeSchema,
+      annotations: sagaAnnotations(saga),
+      _meta: { 'dev.effectd/tool': `saga:${name}` },
+    }, (args, ctx) => answered(async () => {
+      const identity = identityFrom(ctx.mcpReq._meta as Record<string, unknown> | undefined);
+      const { workflowId } = requireIdentity(identity, `saga ${name}`, false);
+      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) });
+    }));
+  }
+
+  server.registerTool(STATUS_TOOL, {
+    title: 'effect status',
+    description: 'The status of an effect by its reference (the effectId or reference of an earlier answer): done with its receipt, not_done, or unknown and what is being checked, with the ledger\'s evidence. Read-only: it never calls a provider.',
+    inputSchema: z.object({ reference: z.string().min(1).max(256).describe('the reference (effectId) of an earlier answer') }),
+    outputSchema: statusSchema,
+    annotations: { title: 'effect status', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, ({ reference }) => answered(async () => {
+    const effect = await gateway.effect(caller, reference);
+    const { args: _args, ...view } = effect;
+    return { isError: false, content: [{ type: 'text', text: view.message }], structuredContent: view };
+  }));
+
+  server.registerTool(HISTORY_TOOL, {
+    title: 'workflow history',
+    description: `What each earlier step of the workflow came to, from effectd's ledger (facts, not memory): the decision and each effect's outcome. The workflow is _meta "${META.workflowId}" unless workflowId is given. Read-only.`,
+    inputSchema: z.object({ workflowId: z.string().min(1).max(256).optional().describe(`the workflow (default: _meta "${META.workflowId}")`) }),
+    outputSchema: historySchema,
+    annotations: { title: 'workflow history', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, ({ workflowId }, ctx) => answered(async () => {
+    const identity = identityFrom(ctx.mcpReq._meta as Record<string, unknown> | undefined);
+    const id = workflowId ?? identity.workflowId;
+    if (id === undefined) return errorResult(new EffectdError('invalid_command', `which workflow? give workflowId or send _meta "${META.workflowId}"`, { fields: [{ path: 'workflowId', message: 'required' }] }));
+    const history = await gateway.history(caller, id, identity.tenant);
+    const lines = history.steps.map((s) => `step ${s.step}: ${s.outcomes.map((o) => (o as { message: string }).message).join(' ') || `decided ${s.decision?.tool ?? ''}, not executed`}`);
+    return { isError: false, content: [{ type: 'text', text: lines.length ? lines.join('\n') : `workflow ${id} has no steps yet` }], structuredContent: history };
+  }));
+
+  return server;
+}
