@@ -13,7 +13,7 @@ import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
 import { HealthController } from './health.controller.js';
 import { RUNTIME } from './runtime.token.js';
-import { mcpHttp } from '../mcp/mcp-http.js';
+import { mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 
@@ -103,7 +103,7 @@ function jsonBodiesOnly(req: Request, res: Response, next: NextFunction): void {
 }
 
 /** Starts the HTTP ingress (NestJS on Express) for one runtime. */
-export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits(), mcpOptions: { anonymousAgent?: boolean } = {}): Promise<HttpServer> {
+export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits(), mcpOptions: Omit<McpHttpOptions, 'host'> = {}): Promise<HttpServer> {
   const mcp = mcpHttp(runtime, { host, ...mcpOptions });
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRuntime(runtime), { bodyParser: false, logger: ['error', 'warn'] });
   const drain = drainGate(app);

@@ -6,16 +6,21 @@ import type { AgentOutcome } from '../core/agent-outcome.js';
 import { simulatorCall, spawnSimulator } from '../harness/simulator-process.js';
 import { createRuntime } from '../runtime/effectd-runtime.js';
 import type { CommandSpec } from './cli-kit.js';
+import { runMcpDemo } from './demo-mcp.js';
 
 interface Charge { id: string; amount: number; currency: string; metadata: Record<string, string> }
 
 export const demoCommand: CommandSpec = {
   name: 'demo',
   summary: 'Watch a charge whose reply is lost after the provider committed: unknown, then settled without a second charge.',
-  usage: 'effectd demo [--data-dir DIR]',
-  options: { 'data-dir': { type: 'string' } },
-  optionHelp: [['--data-dir D', 'where the demo ledger lives (default: a fresh temporary directory)']],
+  usage: 'effectd demo [--data-dir DIR] [--mcp]',
+  options: { 'data-dir': { type: 'string' }, mcp: { type: 'boolean' } },
+  optionHelp: [
+    ['--data-dir D', 'where the demo ledger lives (default: a fresh temporary directory)'],
+    ['--mcp', 'the agent calls over MCP (official client SDK, Streamable HTTP at /mcp) and re-issues the call under a new JSON-RPC id'],
+  ],
   async run(values) {
+    if (values.mcp) return runMcpDemo(values['data-dir'] ? String(values['data-dir']) : undefined);
     const started = performance.now();
     const dataDir = values['data-dir'] ? resolve(String(values['data-dir'])) : mkdtempSync(join(tmpdir(), 'effectd-demo-'));
     const say = (line = '') => console.log(line);

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
+import { identityFallbackOption } from '../mcp/identity.js';
+import type { McpHttpOptions } from '../mcp/mcp-http.js';
 import { watchKafkaLag } from '../metrics/kafka-lag.js';
 import { reloadCredentials } from '../runtime/credentials.js';
 import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
@@ -23,6 +25,10 @@ export const startCommand: CommandSpec = {
     'no-http': { type: 'boolean' },
     'no-reconciler': { type: 'boolean' },
     'mcp-anonymous-agent': { type: 'boolean' },
+    'mcp-identity-fallback': { type: 'string' },
+    'mcp-workflow-header': { type: 'string' },
+    'mcp-step-header': { type: 'string' },
+    'mcp-identity-window-ms': { type: 'string' },
   },
   optionHelp: [
     ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
@@ -35,6 +41,7 @@ export const startCommand: CommandSpec = {
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
     ['--no-http', 'Kafka ingress only: no HTTP port'],
     ['--mcp-anonymous-agent', 'admit MCP calls without a token at /mcp as the first agent credential (local tools such as the MCP conformance suite); refused unless --host is 127.0.0.1 or ::1'],
+    ['--mcp-identity-fallback M', 'off by default: for MCP clients that cannot set _meta identity. header: workflowId and step from HTTP headers (--mcp-workflow-header, default X-Effectd-Workflow-Id; --mcp-step-header, default X-Effectd-Step). content: workflow from the credential + a time window (--mcp-identity-window-ms, default 3600000), step from the call\'s content; identical calls in the window are one effect, so an undeclared repeat is falsely deduplicated'],
   ],
   async run(values) {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
@@ -43,7 +50,7 @@ export const startCommand: CommandSpec = {
     const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
     process.on('SIGHUP', () => reloadOnHangup(runtime));
-    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, { anonymousAgent: values['mcp-anonymous-agent'] === true });
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, mcpOptions(values));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
     if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
     const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
@@ -65,6 +72,13 @@ export const startCommand: CommandSpec = {
     return drain.serveUntilDrained([ingresses, [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => runtime.close() }]]);
   },
 };
+
+function mcpOptions(values: Record<string, string | boolean | undefined>): Omit<McpHttpOptions, 'host'> {
+  const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'], workflowHeader: values['mcp-workflow-header'], stepHeader: values['mcp-step-header'], windowMs: values['mcp-identity-window-ms'] });
+  if (identityFallback?.mode === 'header') console.log(`MCP identity fallback: header (calls without _meta identity take it from ${identityFallback.workflowHeader} and ${identityFallback.stepHeader})`);
+  if (identityFallback?.mode === 'content') console.log(`MCP identity fallback: content (calls without _meta identity: workflow = credential + ${identityFallback.windowMs} ms window, step = the call's content; identical calls in the window are one effect, an undeclared repeat is falsely deduplicated)`);
+  return { anonymousAgent: values['mcp-anonymous-agent'] === true, ...(identityFallback ? { identityFallback } : {}) };
+}
 
 /** An operator rotates tokens by editing the credentials file and sending SIGHUP; a broken file changes nothing. */
 function reloadOnHangup(runtime: EffectdRuntime): void {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from '../core/canonical-json.js';
 import { slotField, stepField, tenantField, workflowIdField } from '../core/effect-command.js';
 import { EffectdError } from '../core/errors.js';
 
@@ -45,6 +47,83 @@ const identitySchema = z.object({
 /** What the harness must send, said once for every refusal. */
 export const IDENTITY_HELP = `the harness sets it in params._meta of tools/call: {"${META.workflowId}": "<one id per agent run>", "${META.step}": "<this call's position in the plan, e.g. 3 or \\"charge\\">"}, optionally "${META.slot}" (one of many effects of one step) and "${META.repeat}": "<why>" for an intended repeat. Keep the same values when you re-issue the call (a new JSON-RPC id is fine): that is how effectd knows it is the same effect. Never take them from the model or from the JSON-RPC id.`;
 
+/**
+ * An operator-enabled identity for plain clients that cannot set `_meta` (`--mcp-identity-fallback`,
+ * off by default). `_meta` always wins field by field; the fallback only fills what it lacks.
+ * - `header`: workflowId and step from configured HTTP headers (Streamable HTTP only), for clients
+ *   that can set headers but not `_meta`. As safe as `_meta`: the client still names its effect.
+ * - `content`: the workflow from the credential and a time window, the step from the call's content
+ *   (tool and arguments). A re-issued identical call in the window is the same effect; so is an
+ *   undeclared repeat: two identical calls meant as two effects are ONE (false dedup), and a plain
+ *   client has no way to declare the repeat. Only for clients whose calls never repeat on purpose.
+ */
+export type IdentityFallback =
+  | { mode: 'header'; workflowHeader: string; stepHeader: string }
+  | { mode: 'content'; windowMs: number };
+
+export const DEFAULT_FALLBACK_HEADERS = { workflowHeader: 'x-effectd-workflow-id', stepHeader: 'x-effectd-step' } as const;
+export const DEFAULT_FALLBACK_WINDOW_MS = 3_600_000;
+
+/** Where an effect's identity came from, said in the answer when it is not `_meta`. */
+export type IdentitySource = 'meta' | 'header' | 'content';
+
+/** The false-dedup risk of the content fallback, said in the README, the refusal and each answer it identifies. */
+export const CONTENT_FALLBACK_RISK = 'identical calls (same tool, same arguments) within the window are ONE effect: a re-issue is absorbed, but so is a repeat meant as a second effect (false dedup), which a client without _meta cannot declare';
+
+/** The operator's options, said in every identity refusal. */
+export const FALLBACK_HELP = `A client that cannot set _meta: the operator can start effectd with --mcp-identity-fallback header (workflowId and step from the HTTP headers ${DEFAULT_FALLBACK_HEADERS.workflowHeader} and ${DEFAULT_FALLBACK_HEADERS.stepHeader}) or --mcp-identity-fallback content (workflow from the credential and a time window, step from the call's content; risk: ${CONTENT_FALLBACK_RISK}).`;
+
+/** Parses `--mcp-identity-fallback` and its companions into a fallback (undefined: off). */
+export function identityFallbackOption(values: { mode?: unknown; workflowHeader?: unknown; stepHeader?: unknown; windowMs?: unknown }): IdentityFallback | undefined {
+  const mode = values.mode;
+  if (mode === undefined || mode === false || mode === 'off' || mode === 'none') return undefined;
+  if (mode === 'header') {
+    const header = (value: unknown, fallback: string) => {
+      const name = value === undefined ? fallback : String(value).toLowerCase();
+      if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`--mcp-*-header "${String(value)}" is not an HTTP header name`);
+      return name;
+    };
+    return { mode: 'header', workflowHeader: header(values.workflowHeader, DEFAULT_FALLBACK_HEADERS.workflowHeader), stepHeader: header(values.stepHeader, DEFAULT_FALLBACK_HEADERS.stepHeader) };
+  }
+  if (mode === 'content') {
+    const windowMs = values.windowMs === undefined ? DEFAULT_FALLBACK_WINDOW_MS : Number(values.windowMs);
+    if (!Number.isInteger(windowMs) || windowMs < 1_000) throw new Error(`--mcp-identity-window-ms must be a whole number of milliseconds ≥ 1000, not ${String(values.windowMs)}`);
+    return { mode: 'content', windowMs };
+  }
+  throw new Error(`--mcp-identity-fallback is header or content (off by default), not "${String(mode)}"`);
+}
+
+/** What the transport read for the fallback: the configured headers' values (Streamable HTTP). */
+export interface FallbackInput {
+  headers?: { workflowId?: string; step?: string };
+}
+
+/**
+ * `_meta` with what the fallback fills in (or `_meta` as is when the fallback is off or `_meta`
+ * already names the effect). The result is validated by identityFrom like any `_meta`.
+ */
+export function withFallback(
+  meta: Record<string, unknown> | undefined,
+  fallback: IdentityFallback | undefined,
+  input: FallbackInput,
+  call: { credential: string; tool: string; args: unknown; now: number },
+): { meta: Record<string, unknown>; source: IdentitySource } {
+  const given = meta ?? {};
+  const missing = given[META.workflowId] === undefined || given[META.step] === undefined;
+  if (!fallback || !missing) return { meta: given, source: 'meta' };
+  if (fallback.mode === 'header') {
+    const { workflowId, step } = input.headers ?? {};
+    if (workflowId === undefined && step === undefined) return { meta: given, source: 'meta' };
+    return { meta: { ...(workflowId !== undefined ? { [META.workflowId]: workflowId } : {}), ...(step !== undefined ? { [META.step]: step } : {}), ...given }, source: 'header' };
+  }
+  const windowStart = Math.floor(call.now / fallback.windowMs) * fallback.windowMs;
+  const digest = createHash('sha256').update(canonicalJson({ tool: call.tool, args: call.args ?? {} })).digest('hex').slice(0, 24);
+  const step = `content-${digest}`;
+  // A saga is one per workflow, so each saga's content is its own workflow in the window.
+  const workflowId = `mcp-content-${call.credential}-${new Date(windowStart).toISOString()}${call.tool.startsWith('saga:') ? `-${digest}` : ''}`;
+  return { meta: { [META.workflowId]: workflowId, [META.step]: step, ...given }, source: 'content' };
+}
+
 /** The identity in a request's `_meta` (every field optional here; what a tool needs is checked by it). */
 export function identityFrom(meta: Record<string, unknown> | undefined): McpIdentity {
   const parsed = identitySchema.safeParse(meta ?? {});
@@ -63,11 +142,17 @@ export function identityFrom(meta: Record<string, unknown> | undefined): McpIden
   };
 }
 
+/** What a refusal says about the fallback: how to turn it on, or (when on) what this effectd reads. */
+export function fallbackHelp(fallback: IdentityFallback | undefined): string {
+  if (fallback?.mode === 'header') return `This effectd also takes them from the HTTP headers ${fallback.workflowHeader} and ${fallback.stepHeader} (--mcp-identity-fallback header): send both, or set _meta.`;
+  return FALLBACK_HELP;
+}
+
 /** A mutating call must name its effect: workflowId and step (a saga start: its workflowId). */
-export function requireIdentity(identity: McpIdentity, tool: string, needsStep: boolean): { workflowId: string; step?: string } {
+export function requireIdentity(identity: McpIdentity, tool: string, needsStep: boolean, fallback?: IdentityFallback): { workflowId: string; step?: string } {
   const missing = [...(identity.workflowId === undefined ? [META.workflowId] : []), ...(needsStep && identity.step === undefined ? [META.step] : [])];
   if (missing.length > 0) {
-    throw new EffectdError('invalid_command', `${tool} changes the world, so effectd needs the effect's identity and refuses without it (nothing was sent): missing ${missing.map((m) => `_meta["${m}"]`).join(' and ')}; ${IDENTITY_HELP}`, {
+    throw new EffectdError('invalid_command', `${tool} changes the world, so effectd needs the effect's identity and refuses without it (nothing was sent): missing ${missing.map((m) => `_meta["${m}"]`).join(' and ')}; ${IDENTITY_HELP} ${fallbackHelp(fallback)}`, {
       fields: missing.map((m) => ({ path: `_meta["${m}"]`, message: 'required' })),
       missingIdentity: missing,
     });

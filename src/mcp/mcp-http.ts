@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { asEffectdError, EffectdError } from '../core/errors.js';
 import { callerOf, type Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import type { FallbackInput, IdentityFallback } from './identity.js';
 import { buildMcpServer } from './mcp-server.js';
 
 export interface McpHttpOptions {
@@ -15,6 +16,8 @@ export interface McpHttpOptions {
    * from a loopback peer; refused at start otherwise.
    */
   anonymousAgent?: boolean;
+  /** The operator's fallback identity for clients that cannot set `_meta` (`--mcp-identity-fallback`); off when absent. */
+  identityFallback?: IdentityFallback;
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -43,7 +46,10 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
   if (options.anonymousAgent && !loopback) {
     throw new Error(`--mcp-anonymous-agent admits calls without credentials, so it only binds to loopback (127.0.0.1 or ::1), not ${options.host}`);
   }
-  const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo)), {
+  const fallback = options.identityFallback;
+  const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo), {
+    ...(fallback ? { identityFallback: fallback, fallbackInput: ctx.authInfo?.extra?.fallbackInput as FallbackInput | undefined ?? {} } : {}),
+  }), {
     onerror: (error) => console.error(`effectd mcp: ${error.message}`),
   });
   const node = toNodeHandler(handler, { onerror: (error) => console.error(`effectd mcp: ${error.message}`) });
@@ -60,7 +66,7 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
       res.status(401).set('WWW-Authenticate', 'Bearer realm="effectd"').json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
       return;
     }
-    const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller } };
+    const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller, fallbackInput: fallbackInput(req, fallback) } };
     void node(Object.assign(req, { auth }), res);
   };
   return { middleware, close: () => handler.close() };
@@ -76,6 +82,19 @@ function authenticate(runtime: EffectdRuntime, req: Request, anonymous: boolean)
     return callerOf(principal, 'mcp');
   }
   return runtime.gateway.authenticate(match?.[1], 'mcp');
+}
+
+/** The configured identity headers of this request, for the header fallback (nothing otherwise). */
+function fallbackInput(req: Request, fallback: IdentityFallback | undefined): FallbackInput {
+  if (fallback?.mode !== 'header') return {};
+  const one = (name: string) => {
+    const value = req.headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    return text === undefined || text.trim() === '' ? undefined : text.trim();
+  };
+  const workflowId = one(fallback.workflowHeader);
+  const step = one(fallback.stepHeader);
+  return { headers: { ...(workflowId !== undefined ? { workflowId } : {}), ...(step !== undefined ? { step } : {}) } };
 }
 
 function callerFrom(auth: AuthInfo | undefined): Caller {

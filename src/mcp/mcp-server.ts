@@ -7,7 +7,7 @@ import type { Caller } from '../gateway/caller.js';
 import type { Tool } from '../providers/tool-registry.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { errorResult } from './error-result.js';
-import { IDENTITY_HELP, META, identityFrom, requireIdentity } from './identity.js';
+import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
 
@@ -78,17 +78,42 @@ async function answered(run: () => Promise<CallToolResult>): Promise<CallToolRes
 }
 
 /**
+ * An answer whose identity the operator's fallback supplied says so: where it came from, the
+ * workflow and step it named, and (content) the false-dedup risk.
+ */
+function identified(result: CallToolResult, source: IdentitySource, command: Record<string, unknown>): CallToolResult {
+  if (source === 'meta') return result;
+  const note = source === 'header'
+    ? `(identity from the HTTP headers: workflow ${String(command.workflowId)}, step ${String(command.step)})`
+    : `(identity derived from the call's content by the operator's fallback: ${CONTENT_FALLBACK_RISK})`;
+  const content = (result.content ?? []).map((c, i) => (i === 0 && c.type === 'text' ? { ...c, text: `${c.text} ${note}` } : c));
+  return { ...result, content, structuredContent: { ...(result.structuredContent as Record<string, unknown> | undefined), identity: { source, workflowId: command.workflowId, step: command.step, ...(source === 'content' ? { risk: CONTENT_FALLBACK_RISK } : {}) } } };
+}
+
+/**
  * One MCP server for one caller (the SDK builds one per HTTP request, one per stdio connection):
  * every configured tool, every registered saga, and effectd's read tools, all through the gateway.
  * A cancelled call (closed stream, notifications/cancelled) does not cancel the effect: the
  * gateway's submission runs to its recorded outcome, and the next call for it is answered from it.
  */
-export function buildMcpServer(runtime: McpRuntime, caller: Caller): McpServer {
+export interface McpServerOptions {
+  /** The operator's fallback identity for plain clients (`--mcp-identity-fallback`); off when absent. */
+  identityFallback?: IdentityFallback;
+  /** What the transport read for it (the configured headers of this HTTP request). */
+  fallbackInput?: FallbackInput;
+}
+
+export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
   const { gateway } = runtime;
-  const submit = async (command: Record<string, unknown>) => {
+  const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta') => {
     runtime.metrics.commandReceived('mcp');
-    return outcomeResult((await gateway.submit(caller, command)).outcome);
+    return identified(outcomeResult((await gateway.submit(caller, command)).outcome), source, command);
+  };
+  /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
+  const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
+    const filled = withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, { credential: caller.name, tool, args, now: Date.now() });
+    return { identity: identityFrom(filled.meta), source: filled.source };
   };
 
   for (const tool of runtime.tools.list()) {
@@ -100,15 +125,15 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller): McpServer {
       annotations: contractAnnotations(tool),
       _meta: { 'dev.effectd/tool': tool.name, 'dev.effectd/reversibility': tool.spec.reversibility },
     }, (args, ctx) => answered(async () => {
-      const identity = identityFrom(ctx.mcpReq._meta as Record<string, unknown> | undefined);
-      const { workflowId, step } = requireIdentity(identity, tool.name, true);
+      const { identity, source } = effectIdentity(ctx.mcpReq._meta, tool.name, args);
+      const { workflowId, step } = requireIdentity(identity, tool.name, true, options.identityFallback);
       return submit({
         workflowId, step, tool: tool.name, args,
         ...(identity.slot !== undefined ? { slot: identity.slot } : {}),
         ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}),
         ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
         ...(identity.repeat !== undefined ? { repeat: identity.repeat } : {}),
-      });
+      }, source);
     }));
   }
 
@@ -122,9 +147,9 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller): McpServer {
       annotations: sagaAnnotations(saga),
       _meta: { 'dev.effectd/tool': `saga:${name}` },
     }, (args, ctx) => answered(async () => {
-      const identity = identityFrom(ctx.mcpReq._meta as Record<string, unknown> | undefined);
-      const { workflowId } = requireIdentity(identity, `saga ${name}`, false);
-      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) });
+      const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
+      const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
+      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source);
     }));
   }
 
