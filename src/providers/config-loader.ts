@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { EffectdError } from '../core/errors.js';
-import { effectdConfigSpec, type EffectdConfig, type ProviderSpec } from './tool-contract.js';
+import { effectdConfigSpec, isMcpProvider, type EffectdConfig, type ProviderSpec } from './tool-contract.js';
 
 /** The repository root (where package.json is), from src/ under vitest or dist/src/ when compiled. */
 export function packageRoot(): string {
@@ -30,7 +30,7 @@ export function loadConfig(options: LoadConfigOptions = {}): EffectdConfig {
   const providers: Record<string, ProviderSpec> = { ...(user?.builtinTools === false ? {} : builtin.providers), ...(user?.providers ?? {}) };
   for (const [name, url] of Object.entries(options.providerUrls ?? {})) {
     const existing = providers[name];
-    if (existing) providers[name] = { ...existing, baseUrl: url };
+    if (existing && !isMcpProvider(existing)) providers[name] = { ...existing, baseUrl: url };
   }
   const tools = [...(user?.builtinTools === false ? [] : builtin.tools), ...(user?.tools ?? [])];
   return { providers, tools, builtinTools: user?.builtinTools ?? true, contentIndex: user?.contentIndex ?? builtin.contentIndex, sagas: user?.sagas ?? builtin.sagas };

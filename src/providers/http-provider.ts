@@ -3,6 +3,7 @@ import { readPath } from '../core/classify.js';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import { httpExchange, type HttpRequest } from './http-exchange.js';
 import { fillJson, fillString, type TemplateContext } from './templates.js';
+import { isMcpProvider, type HttpProviderSpec } from './tool-contract.js';
 import type { Tool } from './tool-registry.js';
 
 /**
@@ -33,6 +34,7 @@ export interface DispatchInput {
 /** The request the contract makes of these args, key and reference today. */
 export function renderRequest(tool: Tool, input: DispatchInput): SentRequest {
   const { spec, provider } = tool;
+  if (!spec.request) throw new Error(`effectd: tool ${tool.name} has no HTTP request (a tool of an upstream MCP server goes through the MCP provider)`);
   const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
   const body = structuredClone((spec.request.body ? fillJson(spec.request.body, context) : { ...input.args }) as Record<string, unknown>);
   stampReference(tool, body, input.reference);
@@ -44,7 +46,8 @@ export function renderRequest(tool: Tool, input: DispatchInput): SentRequest {
 
 /** The generic HTTP adapter: the recorded (or else today's) request, with the provider's headers and the key. */
 export function buildRequest(tool: Tool, input: DispatchInput): HttpRequest {
-  const { spec, provider } = tool;
+  const { spec } = tool;
+  const provider = httpProvider(tool);
   const request = input.request ?? renderRequest(tool, input);
   const headers: Record<string, string> = { ...provider.headers, accept: 'application/json' };
   const keyHeader = input.request ? input.request.keyHeader : spec.idempotency.kind === 'header' ? spec.idempotency.header.toLowerCase() : undefined;
@@ -66,7 +69,8 @@ export type LookupResult =
 
 /** Asks the provider whether the effect exists, by key or by the stamped reference, per the contract. */
 export async function lookup(tool: Tool, input: DispatchInput): Promise<LookupResult> {
-  const { spec, provider } = tool;
+  const { spec } = tool;
+  const provider = httpProvider(tool);
   if (spec.lookup.by === 'none') return { kind: 'unsupported' };
   const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
   const url = joinUrl(provider.baseUrl, fillString(spec.lookup.path, context, true));
@@ -83,6 +87,11 @@ export async function lookup(tool: Tool, input: DispatchInput): Promise<LookupRe
     return receipt === undefined ? `ref:${input.reference}` : String(receipt);
   });
   return { kind: 'found', receipts, asked, seen: `${matches.length} match(es)` };
+}
+
+function httpProvider(tool: Tool): HttpProviderSpec {
+  if (isMcpProvider(tool.provider)) throw new Error(`effectd: tool ${tool.name} is a tool of an upstream MCP server, not of an HTTP provider`);
+  return tool.provider;
 }
 
 function stampReference(tool: Tool, body: Record<string, unknown>, reference: string): void {

@@ -34,6 +34,16 @@ export const idempotencySpec = z.discriminatedUnion('kind', [
     dedupes: z.boolean().default(true),
     storedFailures,
   }).strict(),
+  /**
+   * An upstream MCP server's tool: the key travels in the request's `_meta`
+   * (`dev.effectd/idempotencyKey`), and also in `mcp.keyArgument` when the contract names one.
+   */
+  z.object({
+    kind: z.literal('meta'),
+    retentionMs: z.number().int().positive(),
+    dedupes: z.boolean().default(true),
+    storedFailures,
+  }).strict(),
   z.object({ kind: z.literal('none') }).strict(),
 ]);
 
@@ -59,18 +69,52 @@ export const lookupSpec = z.discriminatedUnion('by', [
   z.object({ by: z.literal('none') }).strict(),
 ]);
 
+/** How effectd asks an upstream MCP server whether an effect exists: a read-only upstream tool, queried by the reference or the key. */
+export const mcpLookupSpec = z.object({
+  by: z.enum(['reference', 'key']).default('reference'),
+  /** The upstream tool to call (read-only: effectd calls it as often as reconciliation needs). */
+  tool: z.string().min(1),
+  /** Its arguments: a template over `{ref}`, `{key}`, `{args.*}`, `{provider.*}`. */
+  arguments: z.record(z.string(), z.unknown()),
+  /** Dotted path of the array of matches in the tool's result (e.g. `structuredContent.charges`). */
+  resultsPath: z.string().min(1),
+  /** Dotted path of the receipt in one match (e.g. `id`). */
+  receiptPath: z.string().optional(),
+  /** The lookup is read-after-write consistent: "not found" after the settle window proves absence. */
+  consistent: z.boolean().default(false),
+}).strict();
+
+/** A tool of an upstream MCP server, mapped to this contract (the upstream's own annotations are not trusted). */
+export const mcpCallSpec = z.object({
+  /** The upstream tool's name (`tools/call` params.name). */
+  tool: z.string().min(1),
+  /** Its arguments: a template over `{args.*}`, `{provider.*}`, `{key}`, `{ref}`; the canonical args as-is when absent. */
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  /** Also put the provider key in this argument (dotted path), for upstreams that read it there rather than from `_meta`. */
+  keyArgument: z.string().min(1).optional(),
+  /** Stamp the effect's reference into this argument (dotted path, e.g. `reference` or `metadata.effectd_ref`). */
+  referenceArgument: z.string().min(1).optional(),
+  /** Dotted path of the receipt in the tool's result (e.g. `structuredContent.id`). */
+  receiptPath: z.string().optional(),
+  lookup: mcpLookupSpec.optional(),
+}).strict();
+export type McpCallSpec = z.infer<typeof mcpCallSpec>;
+
 export const toolContractSpec = z.object({
   name: z.string().regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/, 'tool names are lower-case words joined by dots, e.g. payments.charge'),
   version: z.number().int().positive().default(1),
   description: z.string().default(''),
   provider: z.string(),
+  /** An HTTP provider's request; a tool of an upstream MCP server declares `mcp` instead. */
   request: z.object({
     method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
     path: template,
     encoding: z.enum(['json', 'form']).default('json'),
     /** Body template over `{args.*}`, `{provider.*}`, `{key}`, `{ref}`; the canonical args as-is when absent. */
     body: z.record(z.string(), z.unknown()).optional(),
-  }).strict(),
+  }).strict().optional(),
+  /** The upstream MCP server's tool this contract calls (the provider is an `mcp` provider). */
+  mcp: mcpCallSpec.optional(),
   args: z.record(z.string(), argFieldSpec).refine((a) => Object.keys(a).length > 0, 'a tool needs at least one argument'),
   /** Template naming what the effect acts on, for people and the content index (e.g. `{args.invoiceId}`). */
   target: template,
@@ -111,13 +155,56 @@ export const toolContractSpec = z.object({
 
 export type ToolContractSpec = z.infer<typeof toolContractSpec>;
 
-export const providerSpec = z.object({
+export const httpProviderSpec = z.object({
   baseUrl: z.url(),
   headers: z.record(z.string(), z.string()).default({}),
   /** Values templates can name as `{provider.x}` (account id, default region…). */
   values: z.record(z.string(), z.string()).default({}),
 }).strict();
-export type ProviderSpec = z.infer<typeof providerSpec>;
+export type HttpProviderSpec = z.infer<typeof httpProviderSpec>;
+
+/** An upstream MCP server: Streamable HTTP at a URL, or a stdio child process effectd starts. */
+export const mcpProviderSpec = z.object({
+  mcp: z.union([
+    z.object({
+      url: z.url(),
+      /** Sent with every request (e.g. the upstream's Authorization). */
+      headers: z.record(z.string(), z.string()).default({}),
+    }).strict(),
+    z.object({
+      command: z.string().min(1),
+      args: z.array(z.string()).default([]),
+      /** The child's environment (the SDK's safe defaults when absent). */
+      env: z.record(z.string(), z.string()).optional(),
+      cwd: z.string().optional(),
+    }).strict(),
+  ]),
+  values: z.record(z.string(), z.string()).default({}),
+}).strict();
+export type McpProviderSpec = z.infer<typeof mcpProviderSpec>;
+
+export type ProviderSpec = HttpProviderSpec | McpProviderSpec;
+
+export function isMcpProvider(provider: ProviderSpec): provider is McpProviderSpec {
+  return 'mcp' in provider;
+}
+
+/**
+ * A provider is HTTP (`baseUrl`) or an upstream MCP server (`mcp`): the shape is chosen by the
+ * `mcp` key, so a mistake is reported against the shape the operator meant, not as "Invalid input".
+ */
+export const providerSpec = z.unknown().transform((raw, ctx): ProviderSpec => {
+  const mcp = raw !== null && typeof raw === 'object' && 'mcp' in raw;
+  const parsed = mcp ? mcpProviderSpec.safeParse(raw) : httpProviderSpec.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) {
+    const message = mcp && issue.path[1] === undefined && issue.path[0] === 'mcp' && issue.code === 'invalid_union'
+      ? 'an MCP provider is { "url": "http://…/mcp", "headers"?: {…} } or { "command": "…", "args"?: […] }'
+      : issue.message;
+    ctx.addIssue({ code: 'custom', message, path: [...issue.path] });
+  }
+  return z.NEVER;
+});
 
 export const effectdConfigSpec = z.object({
   providers: z.record(z.string(), providerSpec).default({}),

@@ -5,7 +5,7 @@ import { EffectdError } from '../core/errors.js';
 import type { ProviderScope } from '../core/identity.js';
 import type { KeyPolicy } from '../core/shell-decision.js';
 import { fillString, placeholders } from './templates.js';
-import type { EffectdConfig, ProviderSpec, ToolContractSpec } from './tool-contract.js';
+import { isMcpProvider, type EffectdConfig, type ProviderSpec, type ToolContractSpec } from './tool-contract.js';
 
 /** A tool's contract, compiled: ready to canonicalize arguments and build requests. */
 export interface Tool {
@@ -29,6 +29,7 @@ export class ToolRegistry {
       if (this.tools.has(spec.name)) throw configError(spec.name, 'name', 'is declared twice');
       const provider = config.providers[spec.provider];
       if (!provider) throw configError(spec.name, 'provider', `names provider "${spec.provider}", which is not in "providers" (known: ${Object.keys(config.providers).join(', ') || 'none'})`);
+      checkKind(spec, spec.provider, provider);
       checkPlaceholders(spec, provider);
       this.tools.set(spec.name, compile(spec, { ...provider, name: spec.provider }));
     }
@@ -51,14 +52,14 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
     provider,
     schema: argsSchema(spec.args),
     classification: {
-      receiptPath: spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify,
+      receiptPath: spec.mcp ? spec.mcp.receiptPath : spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify,
       storedFailures: spec.idempotency.kind === 'none' ? 'replayed' : spec.idempotency.storedFailures,
     },
     keyPolicy: { dedupesByKey: spec.idempotency.kind !== 'none' && spec.idempotency.dedupes },
     keyRetentionMs: keyed && spec.idempotency.kind !== 'none' ? spec.idempotency.retentionMs : null,
     target: (args) => fillString(spec.target, { args, provider: provider.values }),
     scope: (args) => {
-      const scope: ProviderScope = { provider: provider.name, endpoint: `${spec.request.method} ${spec.request.path}` };
+      const scope: ProviderScope = { provider: provider.name, endpoint: spec.mcp ? `MCP ${spec.mcp.tool}` : `${spec.request!.method} ${spec.request!.path}` };
       for (const [name, template] of Object.entries(spec.scope)) scope[name] = fillString(template, { args, provider: provider.values });
       return scope;
     },
@@ -68,11 +69,12 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
 /** Every `{args.x}` / `{provider.x}` a contract uses must exist, so a typo fails at start, not at dispatch. */
 function checkPlaceholders(spec: ToolContractSpec, provider: ProviderSpec): void {
   const places: [string, unknown][] = [
-    ['request.path', spec.request.path],
-    ['request.body', spec.request.body ?? {}],
     ['target', spec.target],
     ['scope', spec.scope],
   ];
+  if (spec.request) places.push(['request.path', spec.request.path], ['request.body', spec.request.body ?? {}]);
+  if (spec.mcp) places.push(['mcp.arguments', spec.mcp.arguments ?? {}]);
+  if (spec.mcp?.lookup) places.push(['mcp.lookup.arguments', spec.mcp.lookup.arguments]);
   if (spec.lookup.by !== 'none') places.push(['lookup.path', spec.lookup.path]);
   for (const [field, template] of places) {
     for (const name of placeholders(template)) {
@@ -90,8 +92,36 @@ function checkPlaceholders(spec: ToolContractSpec, provider: ProviderSpec): void
     const field = spec.args[spec.reference.field];
     if (!field || (field.type !== 'string' && field.type !== 'text')) throw configError(spec.name, 'reference.field', `must name a string or text argument, not "${spec.reference.field}"`);
   }
-  if (spec.idempotency.kind === 'body-field' && !placeholders(spec.request.body ?? {}).includes('key')) {
+  if (spec.idempotency.kind === 'body-field' && !placeholders(spec.request?.body ?? {}).includes('key')) {
     throw configError(spec.name, 'request.body', `must place {key} (the client token) since idempotency.kind is body-field "${spec.idempotency.field}"`);
+  }
+}
+
+/**
+ * An HTTP provider's tool declares `request`; an upstream MCP server's tool declares `mcp` (and
+ * its key, reference and lookup there): each mistake named with the field it is about.
+ */
+function checkKind(spec: ToolContractSpec, providerName: string, provider: ProviderSpec): void {
+  if (!isMcpProvider(provider)) {
+    if (spec.mcp) throw configError(spec.name, 'mcp', `is for tools of an upstream MCP server, but provider "${providerName}" is an HTTP provider (baseUrl); declare "request" instead`);
+    if (!spec.request) throw configError(spec.name, 'request', `is missing: provider "${providerName}" is an HTTP provider, so the tool declares its request (method, path, body)`);
+    if (spec.idempotency.kind === 'meta') throw configError(spec.name, 'idempotency.kind', `"meta" (the key in the MCP request's _meta) is for upstream MCP servers; provider "${providerName}" is HTTP: use "header" or "body-field"`);
+    return;
+  }
+  const mcp = spec.mcp;
+  if (!mcp) throw configError(spec.name, 'mcp', `is missing: provider "${providerName}" is an upstream MCP server, so the tool names its upstream tool ({ "tool": "…", "arguments": {…}, … })`);
+  if (spec.request) throw configError(spec.name, 'request', `does not apply to a tool of an upstream MCP server (provider "${providerName}"): the call is mcp.tool with mcp.arguments`);
+  if (spec.idempotency.kind === 'header' || spec.idempotency.kind === 'body-field') throw configError(spec.name, 'idempotency.kind', `must be "meta" (the key in _meta as dev.effectd/idempotencyKey, and in mcp.keyArgument when named) or "none" for a tool of an upstream MCP server, not "${spec.idempotency.kind}"`);
+  if (spec.reference.kind !== 'none') throw configError(spec.name, 'reference', 'does not apply to a tool of an upstream MCP server: name the argument the reference goes in as mcp.referenceArgument');
+  if (spec.lookup.by !== 'none') throw configError(spec.name, 'lookup', 'does not apply to a tool of an upstream MCP server: declare the read-only upstream tool as mcp.lookup');
+  if (spec.receiptPath !== undefined) throw configError(spec.name, 'receiptPath', 'does not apply to a tool of an upstream MCP server: use mcp.receiptPath (a path into the tool result, e.g. structuredContent.id)');
+  if (spec.replayHeader !== undefined) throw configError(spec.name, 'replayHeader', 'does not apply to a tool of an upstream MCP server (there are no response headers)');
+  if (mcp.keyArgument && spec.idempotency.kind === 'none') throw configError(spec.name, 'mcp.keyArgument', 'needs a key: idempotency.kind is "none", so there is no key to put in it');
+  if (mcp.lookup?.by === 'reference' && !mcp.referenceArgument) throw configError(spec.name, 'mcp.lookup.by', 'is "reference", but the reference is stamped nowhere: name mcp.referenceArgument');
+  if (mcp.lookup?.by === 'key' && spec.idempotency.kind === 'none') throw configError(spec.name, 'mcp.lookup.by', 'is "key", but idempotency.kind is "none": there is no key to look up by');
+  if (mcp.lookup && mcp.lookup.tool === mcp.tool) throw configError(spec.name, 'mcp.lookup.tool', `is the mutating tool "${mcp.tool}" itself: the lookup must be a read-only upstream tool`);
+  if (mcp.lookup && !placeholders(mcp.lookup.arguments).includes(mcp.lookup.by === 'key' ? 'key' : 'ref')) {
+    throw configError(spec.name, 'mcp.lookup.arguments', `must place {${mcp.lookup.by === 'key' ? 'key' : 'ref'}}: the lookup is by ${mcp.lookup.by}`);
   }
 }
 

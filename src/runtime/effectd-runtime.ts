@@ -6,6 +6,7 @@ import { openLedger } from '../ledger/open-ledger.js';
 import { effectGauges } from '../metrics/effect-gauges.js';
 import { PromMetrics } from '../metrics/prom-metrics.js';
 import { loadConfig } from '../providers/config-loader.js';
+import { closeUpstreams } from '../providers/mcp-provider.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
 import { DEFAULT_MAX_CACHED_EFFECTS } from '../shell/workflow-store.js';
@@ -131,6 +132,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     close: async () => {
       if (reconciling) await Promise.all([reconcilerWorker.stop(), sagaWorker.stop()]);
       await openEffects.unfollow();
+      // Upstream MCP clients (stdio children included) end with the instance.
+      await closeUpstreams();
       await ledger.close();
     },
   };

@@ -11,7 +11,8 @@ import type { Decision } from './workflow-store.js';
 const MAX_ROUNDS = 4;
 
 export function reconcilePolicy(tool: Tool): ReconcilePolicy {
-  const lookup = tool.spec.lookup;
+  // A tool of an upstream MCP server declares its lookup (a read-only upstream tool) under mcp.
+  const lookup = tool.spec.mcp ? (tool.spec.mcp.lookup ?? { by: 'none' as const }) : tool.spec.lookup;
   return {
     lookup: lookup.by,
     lookupConsistent: lookup.by !== 'none' && lookup.consistent,

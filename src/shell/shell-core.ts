@@ -8,7 +8,7 @@ import { foldWorkflow, type WorkflowState } from '../core/fold.js';
 import { deriveProviderKey, deriveReference } from '../core/identity.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
-import { dispatch as httpDispatch, lookup as httpLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/http-provider.js';
+import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/provider-router.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
 // A cycle (reconciler.ts imports this file) that is safe: reconcilePolicy is a function declaration, called only at run time.
@@ -79,8 +79,8 @@ export class ShellCore {
 
   constructor(readonly deps: ShellDeps) {
     this.now = deps.clock ?? Date.now;
-    this.dispatcher = deps.dispatcher ?? httpDispatch;
-    this.looker = deps.looker ?? httpLookup;
+    this.dispatcher = deps.dispatcher ?? providerDispatch;
+    this.looker = deps.looker ?? providerLookup;
     this.metrics = deps.metrics ?? noopShellMetrics;
     this.leaseMarginMs = deps.leaseMarginMs ?? 2_000;
     this.store = new WorkflowStore(deps.ledger, {

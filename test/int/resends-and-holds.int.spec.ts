@@ -81,7 +81,7 @@ describe('resends, holds and poisoned keys on a real local provider (issue 13, i
       // The same data dir, one more field in request.body, version unchanged.
       const after = await effectd(dataDir, writeToolsConfig(dataDir, { payments: sim.url }, { 'payments.charge': edited }));
       expect(after.runtime.tools.get('payments.charge')!.spec.version).toBe(1);
-      expect((after.runtime.tools.get('payments.charge')!.spec.request.body as { metadata: Record<string, string> }).metadata.source).toBe('agent-v2');
+      expect((after.runtime.tools.get('payments.charge')!.spec.request!.body as { metadata: Record<string, string> }).metadata.source).toBe('agent-v2');
       const again = await submit(after, cmd);
       expect(again.status).toBe(200);
       expect(again.body.status).not.toBe('not_done');

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { argFieldSpec } from '../../src/core/arg-fields.js';
-import { renderRequest } from '../../src/providers/http-provider.js';
-import { effectdConfigSpec, idempotencySpec, lookupSpec, toolContractSpec } from '../../src/providers/tool-contract.js';
+import { renderRequest } from '../../src/providers/provider-router.js';
+import { effectdConfigSpec, idempotencySpec, lookupSpec, mcpCallSpec, mcpLookupSpec, mcpProviderSpec, toolContractSpec } from '../../src/providers/tool-contract.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'tool-reference.md'), 'utf8');
@@ -73,17 +73,18 @@ describe('docs/tool-reference.md', () => {
   it('the example charge writes out every contract field', () => {
     const raw = example() as { tools: Record<string, unknown>[] };
     const charge = raw.tools.find((t) => t.name === 'billing.charge')!;
-    expect(Object.keys(charge).sort()).toEqual(Object.keys(toolContractSpec.shape).sort());
+    // `mcp` is for tools of upstream MCP servers: "Upstream MCP servers" has its own example.
+    expect(Object.keys(charge).sort()).toEqual(Object.keys(toolContractSpec.shape).filter((k) => k !== 'mcp').sort());
   });
 
   it('"Contract fields" explains every field of the schema, nested ones included', () => {
     const text = section('Contract fields');
     const named = (field: string) => text.includes(`**\`${field}\`**`);
     const fields = [
-      ...Object.keys(toolContractSpec.shape),
+      ...Object.keys(toolContractSpec.shape).filter((k) => k !== 'mcp'),
       ...Object.keys(objectShape(toolContractSpec.shape.request)),
       ...Object.keys(objectShape(toolContractSpec.shape.resends)),
-      ...idempotencySpec.options.flatMap((o) => Object.keys(o.shape)).filter((k) => k !== 'kind' && k !== 'field'),
+      ...idempotencySpec.options.filter((o) => o.shape.kind.value !== 'meta').flatMap((o) => Object.keys(o.shape)).filter((k) => k !== 'kind' && k !== 'field'),
       ...lookupSpec.options.flatMap((o) => Object.keys(o.shape)),
     ];
     const missing = [...new Set(fields)].filter((f) => !named(f));
@@ -92,5 +93,32 @@ describe('docs/tool-reference.md', () => {
     const types = argFieldSpec.options.map((o) => o.shape.type.value);
     expect(types.length).toBeGreaterThan(0);
     for (const type of types) expect(text).toContain(`| \`${type}\` |`);
+  });
+});
+
+describe('docs/tool-reference.md, "Upstream MCP servers"', () => {
+  const MCP_MARKER = '<!-- upstream-mcp-example';
+
+  it('its example parses and compiles into an MCP tool', () => {
+    const at = doc.indexOf(MCP_MARKER);
+    expect(at, `no "${MCP_MARKER}" marker`).toBeGreaterThanOrEqual(0);
+    const block = /```json\n([\s\S]*?)\n```/.exec(doc.slice(at));
+    const tools = new ToolRegistry(effectdConfigSpec.parse(JSON.parse(block![1]!)));
+    const charge = tools.get('upstream.charge')!;
+    expect(charge.spec.mcp).toMatchObject({ tool: 'create_charge', lookup: { tool: 'search_charges' } });
+    const sent = renderRequest(charge, { args: charge.schema.parse({ invoiceId: 'INV-1', amount: '49.00 USD' }), providerKey: 'efd-k', reference: 'eff_1' });
+    expect(sent).toMatchObject({ method: 'MCP', path: 'create_charge' });
+  });
+
+  it('names every field of the MCP provider and the mcp block', () => {
+    const text = section('Upstream MCP servers');
+    const fields = [
+      ...Object.keys(mcpCallSpec.shape),
+      ...Object.keys(mcpLookupSpec.shape),
+      ...mcpProviderSpec.shape.mcp.options.flatMap((o) => Object.keys(o.shape)),
+      'mcp',
+    ];
+    const missing = [...new Set(fields)].filter((f) => !text.includes(`**\`${f}\`**`));
+    expect(missing, `fields without a **\`name\`** entry in "Upstream MCP servers": ${missing.join(', ')}`).toEqual([]);
   });
 });
