@@ -35,8 +35,8 @@ const DEFAULT_MAX_CONFLICTS = 50;
  */
 export class WorkflowStore {
   private readonly cache = new Map<string, WorkflowState>();
-  /** The tail of each stream's queue of decisions in this instance. */
-  private readonly lanes = new Map<string, Promise<void>>();
+  /** Each stream's decisions waiting in this instance (present while a batch of the stream is being decided). */
+  private readonly queues = new Map<string, Pending[]>();
   private cachedEffects = 0;
   private readonly maxEffects: number;
   private readonly maxConflicts: number;
@@ -53,61 +53,71 @@ export class WorkflowStore {
     return this.remember(stream, foldWorkflow(events.map((r) => r.event), cached));
   }
 
-  /** One append at the revision `state` was read at; throws `concurrency_conflict` if the stream moved. */
-  async append(stream: string, state: WorkflowState, events: readonly LedgerEvent[]): Promise<WorkflowState> {
-    const next = foldWorkflow(events, state);
-    const started = performance.now();
-    await this.ledger.append(stream, events, state.revision);
-    this.options.onAppend?.(this.ledger.kind, performance.now() - started);
-    return this.remember(stream, next);
-  }
-
   /**
    * Read → decide → append at the revision decided on. When another writer got there first, only
    * the new events are read and the decision is taken again, after a short jittered pause; after
    * `maxConflicts` lost races it ends in one coded error, `contention`.
+   *
+   * One stream's decisions in this instance go through one queue: the decisions that arrive while
+   * an append is in flight are taken together next, each on the state the ones before it leave,
+   * and appended as one batch at one revision (group commit per stream). Concurrent steps of one
+   * workflow then cost one read and one append per batch instead of racing each other's appends.
+   * Only decisions are queued; provider calls happen outside.
    */
   update<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
-    return this.inLane(stream, () => this.decideAndAppend(stream, decide));
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { decide, resolve: resolve as (value: unknown) => void, reject };
+      const queue = this.queues.get(stream);
+      if (queue) {
+        queue.push(pending);
+        return;
+      }
+      this.queues.set(stream, [pending]);
+      void this.drain(stream);
+    });
   }
 
-  /**
-   * One stream's decisions in this instance, one at a time: concurrent steps of one workflow would
-   * otherwise read the same revision and race each other's appends (with an async driver nearly
-   * every time). Only the decision and its append are serialized; provider calls happen outside.
-   */
-  private async inLane<T>(stream: string, work: () => Promise<T>): Promise<T> {
-    const before = this.lanes.get(stream);
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = before ? before.then(() => mine) : mine;
-    this.lanes.set(stream, tail);
+  private async drain(stream: string): Promise<void> {
+    const queue = this.queues.get(stream)!;
     try {
-      if (before) await before;
-      return await work();
+      while (queue.length > 0) await this.decideBatch(stream, queue.splice(0, MAX_BATCH));
     } finally {
-      release();
-      if (this.lanes.get(stream) === tail) this.lanes.delete(stream);
+      this.queues.delete(stream);
     }
   }
 
-  private async decideAndAppend<T>(stream: string, decide: (state: WorkflowState) => Decision<T> | Promise<Decision<T>>): Promise<T> {
+  private async decideBatch(stream: string, batch: Pending[]): Promise<void> {
     for (let conflicts = 0; ; conflicts++) {
-      const state = await this.read(stream);
-      const decision = await decide(state);
-      if (!('append' in decision)) return decision.answer;
-      let after: WorkflowState;
+      let decided: Decided[];
+      let base: WorkflowState;
       try {
-        after = await this.append(stream, state, decision.append);
+        base = await this.read(stream);
+        decided = await decideInOrder(base, batch);
       } catch (error) {
-        if (!isEffectdError(error, 'concurrency_conflict')) throw error;
-        if (conflicts + 1 >= this.maxConflicts) {
-          throw new EffectdError('contention', `workflow stream ${stream} changed under ${this.maxConflicts} attempts in a row (other instances writing to it); this decision was not recorded, send the command again`, { stream, retryAfterMs: 250 });
-        }
-        await pause(conflicts);
-        continue;
+        for (const pending of batch) pending.reject(error);
+        return;
       }
-      return decision.answer(after);
+      const events = decided.flatMap((d) => (d.kind === 'append' ? d.events : []));
+      if (events.length === 0) return settle(batch, decided);
+      const final = decided.reduce<WorkflowState>((state, d) => (d.kind === 'append' ? d.after : state), base);
+      try {
+        const started = performance.now();
+        await this.ledger.append(stream, events, base.revision);
+        this.options.onAppend?.(this.ledger.kind, performance.now() - started);
+      } catch (error) {
+        if (isEffectdError(error, 'concurrency_conflict') && conflicts + 1 < this.maxConflicts) {
+          await pause(conflicts);
+          continue;
+        }
+        const failure = isEffectdError(error, 'concurrency_conflict')
+          ? new EffectdError('contention', `workflow stream ${stream} changed under ${this.maxConflicts} attempts in a row (other instances writing to it); this decision was not recorded, send the command again`, { stream, retryAfterMs: 250 })
+          : error;
+        // The answers were decided on a state that included the batch's own events: none of them stands.
+        for (const pending of batch) pending.reject(failure);
+        return;
+      }
+      this.remember(stream, final);
+      return settle(batch, decided);
     }
   }
 
@@ -132,6 +142,53 @@ export class WorkflowStore {
     }
     return state;
   }
+}
+
+interface Pending {
+  decide(state: WorkflowState): Decision<unknown> | Promise<Decision<unknown>>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** One queued decision, taken: an answer as things are, its events and the state they lead to, or its own error. */
+type Decided =
+  | { kind: 'answer'; value: unknown }
+  | { kind: 'append'; events: readonly LedgerEvent[]; after: WorkflowState; answer: (after: WorkflowState) => unknown }
+  | { kind: 'error'; error: unknown };
+
+const MAX_BATCH = 256;
+
+/** Each decision on the state the ones before it leave; one that throws fails alone. */
+async function decideInOrder(base: WorkflowState, batch: readonly Pending[]): Promise<Decided[]> {
+  let state = base;
+  const decided: Decided[] = [];
+  for (const pending of batch) {
+    try {
+      const decision = await pending.decide(state);
+      if (!('append' in decision)) {
+        decided.push({ kind: 'answer', value: decision.answer });
+        continue;
+      }
+      const after = foldWorkflow(decision.append, state);
+      decided.push({ kind: 'append', events: decision.append, after, answer: decision.answer });
+      state = after;
+    } catch (error) {
+      decided.push({ kind: 'error', error });
+    }
+  }
+  return decided;
+}
+
+async function settle(batch: readonly Pending[], decided: readonly Decided[]): Promise<void> {
+  await Promise.all(batch.map(async (pending, i) => {
+    const d = decided[i]!;
+    try {
+      if (d.kind === 'error') pending.reject(d.error);
+      else pending.resolve(d.kind === 'answer' ? d.value : await d.answer(d.after));
+    } catch (error) {
+      pending.reject(error);
+    }
+  }));
 }
 
 /** Up to 1, 2, 4 … 32 ms, jittered: racing writers of one stream spread out instead of colliding again. */
