@@ -1,12 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startHttpServer } from '../api/http-server.js';
-import { simulatorCall, spawnSimulator } from '../harness/simulator-process.js';
-import { createRuntime } from '../runtime/effectd-runtime.js';
+import { openDemoStage } from './demo-stage.js';
 
-interface Charge { id: string; amount: number; currency: string; metadata: Record<string, string> }
 interface Outcome { status: string; message: string; replayed?: boolean; receipt?: string; effectId: string }
 
 /**
@@ -16,16 +10,8 @@ interface Outcome { status: string; message: string; replayed?: boolean; receipt
  * ledger absorbs it, and the provider's own records show one charge.
  */
 export async function runMcpDemo(dataDirOption: string | undefined): Promise<number> {
-  const started = performance.now();
-  const dataDir = dataDirOption ? resolve(dataDirOption) : mkdtempSync(join(tmpdir(), 'effectd-demo-'));
-  const say = (line = '') => console.log(line);
-  say('effectd demo --mcp — a lost reply over MCP, re-issued under a new JSON-RPC id, without a second charge\n');
-  const payments = await spawnSimulator('payments');
-  say(`1. Simulated payment provider (Stripe v1 semantics) running in its own process (pid ${payments.pid}) at ${payments.url}`);
-  const runtime = await createRuntime({ dataDir, providerUrls: { payments: payments.url } });
-  const server = await startHttpServer(runtime, 0);
-  runtime.startReconciler();
-  say(`2. effectd (embedded SQLite ledger at ${dataDir}/ledger.db) serving MCP at ${server.url}/mcp`);
+  const stage = await openDemoStage(dataDirOption, 'effectd demo --mcp — a lost reply over MCP, re-issued under a new JSON-RPC id, without a second charge', (url) => `serving MCP at ${url}/mcp`);
+  const { runtime, server, say } = stage;
   // What the client sends, as seen on the wire: each tools/call's JSON-RPC id and its _meta.
   const sent: { id: unknown; meta: unknown }[] = [];
     const client = new Client({ name: 'effectd-demo-harness', version: '1.0.0' });
@@ -42,7 +28,7 @@ export async function runMcpDemo(dataDirOption: string | undefined): Promise<num
       },
     }));
     say(`3. The agent's harness connected with the official MCP client SDK (${client.getServerVersion()?.name} ${client.getServerVersion()?.version})`);
-    await simulatorCall(payments.url, '/_admin/faults', { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
+    await stage.armLostReply();
     say('4. Fault armed: the provider will commit the first charge, then drop the connection before replying.\n');
 
     const workflowId = `demo-mcp-${Date.now()}`;
@@ -72,20 +58,14 @@ export async function runMcpDemo(dataDirOption: string | undefined): Promise<num
     const history = await client.callTool({ name: 'effectd_history', arguments: {}, _meta: { 'dev.effectd/workflowId': workflowId } });
     say(`effectd_history (facts from the ledger): ${(history.content as { text: string }[])[0]?.text ?? ''}`);
 
-    const truth = await simulatorCall<{ charges: Charge[] }>(payments.url, '/_oracle/state');
-    const requests = await simulatorCall<{ requests: { method: string; path: string; idempotencyKey: string | null; status: number | string; replayed: boolean }[] }>(payments.url, '/_admin/requests');
-    say('\nProvider ground truth (its own records, not what effectd says):');
-    for (const charge of truth.charges) say(`  charge ${charge.id}: ${charge.amount} ${charge.currency} for ${charge.metadata.invoice_id} (reference ${charge.metadata.effectd_ref})`);
-    say(`  requests it received: ${requests.requests.filter((r) => r.method === 'POST').map((r) => `POST ${r.path} key=${r.idempotencyKey ?? '-'} → ${r.status}${r.replayed ? ' (replayed)' : ''}`).join('; ')}`);
+    const charges = await stage.groundTruth();
     const ids = new Set(sent.map((s) => JSON.stringify(s.id)));
     const metas = new Set(sent.map((s) => JSON.stringify(s.meta)));
-    const ok = truth.charges.length === 1 && first.status === 'unknown' && !first.isError && second.status === 'done' && third.status === 'done' && ids.size === sent.length && metas.size === 1 && second.effectId === first.effectId;
-    say(`\n${ok ? 'OK' : 'UNEXPECTED'}: ${truth.charges.length} charge(s) at the provider for ${sent.length} payments_charge calls under ${ids.size} different JSON-RPC ids with ${metas.size === 1 ? 'one' : metas.size} _meta identity; demo took ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    const ok = charges === 1 && first.status === 'unknown' && !first.isError && second.status === 'done' && third.status === 'done' && ids.size === sent.length && metas.size === 1 && second.effectId === first.effectId;
+    say(`\n${ok ? 'OK' : 'UNEXPECTED'}: ${charges} charge(s) at the provider for ${sent.length} payments_charge calls under ${ids.size} different JSON-RPC ids with ${metas.size === 1 ? 'one' : metas.size} _meta identity; demo took ${stage.seconds()} s.`);
     return ok ? 0 : 1;
   } finally {
     await client.close().catch(() => undefined);
-    await server.close();
-    await runtime.close();
-    await payments.stop();
+    await stage.close();
   }
 }
