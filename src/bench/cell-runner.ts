@@ -7,6 +7,8 @@ import { Gate } from './gate.js';
 import { recordsOf, sagaTruth, type Oracles, type SagaTruth } from './ground-truth.js';
 import type { KafkaPair } from './kafka-lane.js';
 import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
+import { McpDirectPolicy, McpEffectdPolicy } from './policies/mcp.js';
+import { startBenchUpstreamMcp } from './upstream-mcp.js';
 export { STALL_LIMIT_MS } from './names.js';
 import { BlindPolicy } from './policies/blind.js';
 import { EffectdPolicy, headers } from './policies/effectd.js';
@@ -177,6 +179,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   const providers = await CellProviders.start(workload.providers, idSeed, retentionMs, fault.providerSettings ? { [benchTool(target.tool).provider]: fault.providerSettings } : {});
   const ownProxies: ProviderProxy[] = [];
   let armedFault: ArmedFault | undefined;
+  let made: MadePolicy | undefined;
   try {
     const proxies = new Map<string, ProviderProxy>();
     if (lane) {
@@ -211,7 +214,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
       if (result.kind === 'not-sent' && !effectdCell) armedFault?.onProviderRefused();
       return result;
     };
-    const made = await makePolicy(spec, lane, fault.shortKeys === true, fault.needsSecondary === true, proxies, retentionMs, send, deadline, workflowId, notes);
+    made = await makePolicy(spec, lane, fault.shortKeys === true, fault.needsSecondary === true, proxies, retentionMs, send, deadline, workflowId, notes);
     const { policy, effectd } = made;
     const profile = spec.policy === 'effectd+redecide' ? REDECIDING_PROFILE : profileFor(policy.obeysUnknown, effectdCell ? options.redecide : undefined);
     const agent = new ScriptedAgent(policy, cellRng.fork('agent'), profile, workflowId, deadline, startedAt, {
@@ -241,7 +244,8 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
 
     const oracles: Oracles = {};
     for (const kind of workload.providers) oracles[kind] = await providers.oracle(kind);
-    const escalations = policy instanceof EffectdPolicy || policy instanceof KafkaEffectdPolicy ? await policy.escalations(workflowId) : 0;
+    const escalations = policy instanceof EffectdPolicy || policy instanceof KafkaEffectdPolicy || policy instanceof McpEffectdPolicy ? await policy.escalations(workflowId) : 0;
+    if (made.mcpCalls) notes.push(`MCP: ${made.mcpCalls()} tools/call requests (JSON-RPC ids), re-issues included, for ${intents.length} intent(s)`);
     // What effectd reports as duplicates it detected, after its audit had time to run (only this fault's cells wait for it).
     const detected = made.duplicatesOf ? await made.duplicatesOf(fault.awaitsAuditMs ?? 0) : { count: 0, notes: [] };
     notes.push(...detected.notes);
@@ -323,6 +327,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     };
   } finally {
     await armedFault?.finished().catch(() => undefined);
+    await made?.close?.().catch(() => undefined);
     if (lane) for (const proxy of Object.values(lane.proxies)) {
       await proxy.up();
       proxy.retarget(undefined);
@@ -341,6 +346,10 @@ interface MadePolicy {
   sagaIngress?(saga: string): SagaIngress;
   /** The duplicates effectd detected in this cell's workflow, waiting at most `waitMs` for audits still due. */
   duplicatesOf?(waitMs: number): Promise<DetectedDuplicates>;
+  /** MCP lane: the tools/call requests the agent's client made (re-issues included). */
+  mcpCalls?(): number;
+  /** What the policy opened for the cell (an MCP client, an upstream MCP server), closed when the cell ends. */
+  close?(): Promise<void>;
 }
 
 async function makePolicy(
@@ -359,6 +368,12 @@ async function makePolicy(
         return { policy: new SdkRetryPolicy(tools, send, rng) };
       case 'native-or-never':
         return { policy: new NativeOrNeverPolicy(tools, send) };
+      case 'mcp-direct': {
+        // The upstream MCP server around this cell's providers, reached through the cell's proxies (and faults).
+        const upstream = await startBenchUpstreamMcp(tools, BENCH_TOOL_NAMES.filter((t) => proxies.has(t)), send);
+        const direct = new McpDirectPolicy(upstream);
+        return { policy: direct, mcpCalls: () => direct.link.calls, close: async () => { await direct.link.close(); await upstream.close(); } };
+      }
       default:
         throw new Error(`${spec.policy} cells need an effectd lane`);
     }
@@ -389,9 +404,11 @@ async function makePolicy(
   if (!serving.running) await serving.start();
   const secondary = needsSecondary ? await fleet.secondary() : undefined;
   const policy = new EffectdPolicy(() => serving.endpoint, send, deadline);
+  const mcp = spec.policy === 'effectd-mcp' ? new McpEffectdPolicy(() => serving.endpoint, policy, deadline) : undefined;
   let ingress: HttpSagaIngress | undefined;
   return {
-    policy,
+    policy: mcp ?? policy,
+    ...(mcp ? { mcpCalls: () => mcp.link.calls, close: () => mcp.link.close() } : {}),
     effectd: {
       kill: () => serving.kill(),
       restart: async () => {

@@ -6,7 +6,7 @@ import { runCell, type CellResult, type CellSpec, type EffectdLane } from './cel
 import { EffectdFleet } from './effectd-fleet.js';
 import { FAULT_SPECS, faultApplies } from './faults.js';
 import { KafkaPair, kafkaUnreachable } from './kafka-lane.js';
-import { FAULTS, isEffectd, type BenchPolicy, type FaultName } from './names.js';
+import { FAULTS, isEffectd, isMcpPolicy, MCP_FAULTS, type BenchPolicy, type FaultName } from './names.js';
 import { ProviderProxy } from './provider-proxy.js';
 import { failAtValues } from './saga-plans.js';
 import { workload as findWorkload } from './workloads.js';
@@ -85,6 +85,8 @@ export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 
           for (const policy of options.policies) {
             // The re-deciding model is a model of per-step decisions: a saga is one decision (its start).
             if (policy === 'effectd+redecide' && (plan || !(options.redecideFaults ?? options.faults).includes(fault))) continue;
+            // The MCP lane: the per-step workloads (a saga is started over /v1/sagas), under the faults it runs (names.ts, MCP_FAULTS).
+            if (isMcpPolicy(policy) && (plan || !MCP_FAULTS.includes(fault))) continue;
             cells.push({ index: cells.length, workload: name, fault, policy, seed, ...(failAt !== undefined ? { failAt } : {}) });
           }
       }

@@ -10,13 +10,36 @@ export const POLICIES = ['blind', 'sdk-retry', 'native-or-never', 'effectd'] as 
 export const POLICY_VARIANTS = ['effectd+redecide'] as const;
 export const BENCH_POLICIES = [...POLICIES, ...POLICY_VARIANTS] as const;
 
+/**
+ * The MCP lane (`--mcp`), not in the default matrix: `effectd-mcp` is the agent reaching effectd
+ * through the official MCP client SDK at /mcp (identity in `_meta`, a re-issue under a new JSON-RPC
+ * id after a broken stream or an `unknown`); `mcp-direct` is the same client calling an upstream MCP
+ * server around the provider directly, re-issuing the same way, with no ledger behind it.
+ */
+export const MCP_POLICIES = ['effectd-mcp', 'mcp-direct'] as const;
+/** Every column a run can have, in the order tables show them. */
+export const ALL_POLICIES = [...BENCH_POLICIES, ...MCP_POLICIES] as const;
+/**
+ * The faults the MCP lane runs: lost replies at the provider boundary and faults around the caller
+ * (a broken response stream, a cancelled call, effectd SIGKILLed), which an MCP front door meets
+ * exactly as the HTTP one does. Not run (yet): rebalance (a second instance, or Kafka), key-expired
+ * (the short-key instance), param-drift (a conflicting re-declaration over MCP), the
+ * stored-failure / retention-shorter-than-declared provider profiles, and before-dispatch: on the
+ * multi-email workloads effectd's pooled keep-alive socket to the proxy the fault takes down is
+ * sometimes reset instead of refused, so effectd (rightly) answers `unknown` and settles it, but
+ * the cell's evidence that the fault fired ("never sent") is missing and the cell proves nothing
+ * (2 of 24 cells in a 3-seed run); the proxy must refuse cleanly first.
+ */
+export const MCP_FAULTS: readonly FaultName[] = ['before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'none'];
+
 export type FaultName = (typeof FAULTS)[number];
 export type PolicyName = (typeof POLICIES)[number];
-export type BenchPolicy = (typeof BENCH_POLICIES)[number];
+export type BenchPolicy = (typeof ALL_POLICIES)[number];
+export type McpPolicyName = (typeof MCP_POLICIES)[number];
 
 /** Cells whose system under test is effectd (the official column and its variants). */
 export function isEffectd(policy: BenchPolicy): boolean {
-  return policy === 'effectd' || policy === 'effectd+redecide';
+  return policy === 'effectd' || policy === 'effectd+redecide' || policy === 'effectd-mcp';
 }
 
 /**
@@ -31,12 +54,16 @@ export function undetectedDuplicates(cell: { fault: FaultName; duplicates: numbe
   return CONTRACT_BREAKING_FAULTS.includes(cell.fault) ? Math.max(0, cell.duplicates - (cell.detectedDuplicates ?? 0)) : cell.duplicates;
 }
 
+export function isMcpPolicy(policy: BenchPolicy): policy is McpPolicyName {
+  return (MCP_POLICIES as readonly string[]).includes(policy);
+}
+
 export function isFault(name: string): name is FaultName {
   return (FAULTS as readonly string[]).includes(name);
 }
 
 export function isPolicy(name: string): name is BenchPolicy {
-  return (BENCH_POLICIES as readonly string[]).includes(name);
+  return (ALL_POLICIES as readonly string[]).includes(name);
 }
 
 /** Stalls of the benchmark's event loop beyond this many ms void the compressed-time contracts (a cell's `benchStallMs`). */

@@ -1,7 +1,7 @@
 import type { CellResult } from './cell-runner.js';
-import { BENCH_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './names.js';
+import { ALL_POLICIES, FAULTS, type BenchPolicy, type FaultName } from './names.js';
 
-const COLORS: Record<BenchPolicy, string> = { blind: '#d62728', 'sdk-retry': '#ff7f0e', 'native-or-never': '#9467bd', effectd: '#2ca02c', 'effectd+redecide': '#17becf' };
+const COLORS: Record<BenchPolicy, string> = { blind: '#d62728', 'sdk-retry': '#ff7f0e', 'native-or-never': '#9467bd', effectd: '#2ca02c', 'effectd+redecide': '#17becf', 'effectd-mcp': '#1f77b4', 'mcp-direct': '#8c564b' };
 const PANELS = [
   { key: 'duplicates', title: 'Duplicates: provider-side effects beyond the allowed multiplicity (effectd\'s detected ones: in the tooltip and the totals)' },
   { key: 'missing', title: 'Missing: intended effects absent, and the system did not say it was unsure' },
@@ -16,7 +16,7 @@ const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;
  */
 export function renderSvg(cells: readonly CellResult[], subtitle: string): string {
   const faults = FAULTS.filter((f) => cells.some((c) => c.fault === f));
-  const policies = BENCH_POLICIES.filter((p) => cells.some((c) => c.policy === p));
+  const policies = ALL_POLICIES.filter((p) => cells.some((c) => c.policy === p));
   const seeds = Math.max(1, new Set(cells.map((c) => c.seed)).size);
   const value = (fault: FaultName, policy: BenchPolicy, key: (typeof PANELS)[number]['key'] | 'detectedDuplicates') =>
     cells.filter((c) => c.fault === fault && c.policy === policy).reduce((s, c) => s + c[key], 0) / seeds;

@@ -1,5 +1,5 @@
 import { SAGA_CHECKS, type CellResult } from './cell-runner.js';
-import { BENCH_POLICIES, FAULTS, isEffectd, type BenchPolicy, type FaultName } from './names.js';
+import { ALL_POLICIES, FAULTS, isEffectd, type BenchPolicy, type FaultName } from './names.js';
 import { STRIPE_PROFILE_WORKLOADS } from './workloads.js';
 
 /** The per-cell counts that add up across cells. */
@@ -40,7 +40,7 @@ const present = <T extends string>(all: readonly T[], cells: readonly CellResult
  * duplicates effectd detected are shown beside its duplicates (`1 (detected 1)/0/0`).
  */
 export function faultTable(cells: readonly CellResult[]): string {
-  const policies = present<BenchPolicy>(BENCH_POLICIES, cells, (c) => c.policy);
+  const policies = present<BenchPolicy>(ALL_POLICIES, cells, (c) => c.policy);
   const faults = present<FaultName>(FAULTS, cells, (c) => c.fault);
   const cell = (subset: CellResult[], policy: BenchPolicy) => {
     if (subset.length === 0) return '-';
@@ -54,7 +54,7 @@ export function faultTable(cells: readonly CellResult[]): string {
 
 /** Every reported measure, per policy. */
 export function policyTable(cells: readonly CellResult[]): string {
-  const policies = present<BenchPolicy>(BENCH_POLICIES, cells, (c) => c.policy);
+  const policies = present<BenchPolicy>(ALL_POLICIES, cells, (c) => c.policy);
   const rows = policies.map((policy) => {
     const t = totals(cells.filter((c) => c.policy === policy));
     return [policy, t.cells, t.declared, t.duplicates, t.detectedDuplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99].map(String);
@@ -69,7 +69,7 @@ export function policyTable(cells: readonly CellResult[]): string {
 export function sagaTable(cells: readonly CellResult[]): string | undefined {
   const sagas = cells.filter((c) => c.sagaOutcome !== undefined);
   if (sagas.length === 0) return undefined;
-  const policies = present<BenchPolicy>(BENCH_POLICIES, sagas, (c) => c.policy);
+  const policies = present<BenchPolicy>(ALL_POLICIES, sagas, (c) => c.policy);
   const rows = policies.map((policy) => {
     const mine = sagas.filter((c) => c.policy === policy);
     const count = (outcome: string) => String(mine.filter((c) => c.sagaOutcome === outcome).length);
@@ -92,7 +92,7 @@ export function stripeProfileTable(cells: readonly CellResult[]): string | undef
   const v2 = of('v2');
   const faults = FAULTS.filter((f) => v1.some((c) => c.fault === f) && v2.some((c) => c.fault === f));
   if (faults.length === 0) return undefined;
-  const policies = present<BenchPolicy>(BENCH_POLICIES, [...v1, ...v2], (c) => c.policy);
+  const policies = present<BenchPolicy>(ALL_POLICIES, [...v1, ...v2], (c) => c.policy);
   const score = (subset: CellResult[], policy: BenchPolicy) => {
     if (subset.length === 0) return '-';
     const t = totals(subset);

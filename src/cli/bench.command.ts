@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { CellResult } from '../bench/cell-runner.js';
-import { BENCH_POLICIES, CONTRACT_BREAKING_FAULTS, FAULTS, isEffectd, isFault, isPolicy, POLICIES, POLICY_VARIANTS, STALL_LIMIT_MS, undetectedDuplicates, type BenchPolicy, type FaultName } from '../bench/names.js';
+import { ALL_POLICIES, BENCH_POLICIES, CONTRACT_BREAKING_FAULTS, FAULTS, isEffectd, isFault, isPolicy, MCP_FAULTS, MCP_POLICIES, POLICIES, POLICY_VARIANTS, STALL_LIMIT_MS, undetectedDuplicates, type BenchPolicy, type FaultName } from '../bench/names.js';
 import { DEFAULT_WORKLOADS, workload as findWorkload, workloadNames } from '../bench/workloads.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -10,9 +10,10 @@ const DEFAULT_SEEDS = 3;
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'The adversarial benchmark: workloads × faults × policies × seeds against simulated providers; ground truth from their oracles.',
-  usage: 'effectd bench [--quick] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
+  usage: 'effectd bench [--quick] [--mcp] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
   options: {
     quick: { type: 'boolean' },
+    mcp: { type: 'boolean' },
     workload: { type: 'string' },
     fault: { type: 'string' },
     policy: { type: 'string' },
@@ -30,9 +31,10 @@ export const benchCommand: CommandSpec = {
   },
   optionHelp: [
     ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
+    ['--mcp', `add the MCP lane: ${MCP_POLICIES.join(' and ')} (the agent through the official MCP client SDK, to effectd's /mcp or straight to an upstream MCP server), on the per-step workloads under ${MCP_FAULTS.join(', ')}`],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
     ['--fault LIST', `comma-separated (default: all: ${FAULTS.join(', ')})`],
-    ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')}, and ${POLICY_VARIANTS.join(', ')}: effectd with a model that decides again on every unknown)`],
+    ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')}, and ${POLICY_VARIANTS.join(', ')}: effectd with a model that decides again on every unknown; ${MCP_POLICIES.join(', ')} with --mcp or by name)`],
     ['--fail-at all|sample', 'saga workloads: every refused step (none, each step) in every cell, or one per fault rotating with the seed (default: all; sample with --quick)'],
     ['--kafka BROKERS', 'the rebalance cells of effectd run over this Kafka (default EFFECTD_KAFKA_BROKERS or 127.0.0.1:9092); when it is unreachable they run over HTTP, and the run says so'],
     ['--no-kafka', 'run the rebalance cells of effectd over HTTP (a second instance on the same ledger)'],
@@ -60,7 +62,9 @@ export const benchCommand: CommandSpec = {
     };
     const workloads = list<string>('workload', DEFAULT_WORKLOADS, (s) => workloadNames().includes(s));
     const faults = list<FaultName>('fault', FAULTS, isFault);
-    const policies = list<BenchPolicy>('policy', BENCH_POLICIES, isPolicy);
+    const listed = list<BenchPolicy>('policy', BENCH_POLICIES, isPolicy);
+    // --mcp adds the MCP lane's two columns to whatever else runs (with --policy, only those named and these).
+    const policies = values.mcp ? ALL_POLICIES.filter((p) => listed.includes(p) || (MCP_POLICIES as readonly string[]).includes(p)) : listed;
     const seedCount = values.seeds !== undefined ? positiveInt('seeds', values.seeds) : values.quick ? 1 : DEFAULT_SEEDS;
     const concurrency = values.concurrency !== undefined ? positiveInt('concurrency', values.concurrency) : 3;
     const redecide = values.redecide !== undefined ? probability(values.redecide) : undefined;

@@ -7,7 +7,7 @@ import { SAGA_CHECKS, type CellResult } from '../../src/bench/cell-runner.js';
 import { FAULT_SPECS, faultApplies } from '../../src/bench/faults.js';
 import { kafkaUnreachable } from '../../src/bench/kafka-lane.js';
 import { planCells, REDECIDE_QUICK_FAULTS } from '../../src/bench/matrix.js';
-import { BENCH_POLICIES, FAULTS, POLICIES, type FaultName } from '../../src/bench/names.js';
+import { BENCH_POLICIES, FAULTS, MCP_FAULTS, POLICIES, type FaultName } from '../../src/bench/names.js';
 import { failAtValues } from '../../src/bench/saga-plans.js';
 import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
@@ -301,4 +301,41 @@ describe('effectd bench --quick (the adversarial benchmark, as CI runs it)', () 
     expect(cell!.faultInjected).toBeGreaterThan(0);
     expect(stragglers()).toEqual([]);
   }, 60_000);
+});
+
+describe('effectd bench --mcp (issue 14, item 7: the MCP lane)', () => {
+  const dir = tempDir('effectd-bench-mcp-test-');
+  let run: { code: number | null; stdout: string; stderr: string };
+  let cells: CellResult[];
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    // The lane's two columns only (--policy none of the others), on the charge and email workloads, every fault it runs.
+    run = await runCli(['bench', '--mcp', '--policy', 'effectd-mcp', '--workload', 'charge,email-5', '--seeds', '1', '--json', join(dir, 'mcp.json')]);
+    if (run.code !== 0) console.error(run.stdout, run.stderr);
+    cells = JSON.parse(readFileSync(join(dir, 'mcp.json'), 'utf8')) as CellResult[];
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('effectd-mcp: 0 duplicates, 0 missing, 0 false dedup under every fault it runs; mcp-direct (the same client straight to the upstream MCP server) duplicates', () => {
+    expect(run.code).toBe(0);
+    expect(cells.filter((c) => c.error !== undefined).map((c) => `${label(c)}: ${c.error}`)).toEqual([]);
+    expect(new Set(cells.map((c) => c.policy))).toEqual(new Set(['effectd-mcp', 'mcp-direct']));
+    const faults = new Set(cells.map((c) => c.fault));
+    expect([...faults].sort()).toEqual([...MCP_FAULTS].sort());
+    expect(cells).toHaveLength(2 * 2 * MCP_FAULTS.length);
+    expect(cells.filter((c) => c.fault !== 'none' && c.faultInjected === 0).map(label)).toEqual([]);
+    const ours = cells.filter((c) => c.policy === 'effectd-mcp');
+    expect(ours.filter((c) => c.duplicates + c.missing + c.falseDedup + c.wrongReceipt > 0).map(label)).toEqual([]);
+    const direct = cells.filter((c) => c.policy === 'mcp-direct');
+    expect(direct.reduce((s, c) => s + c.duplicates, 0)).toBeGreaterThan(0);
+    // Post-commit response loss: the direct client's re-issue charges again; effectd's ledger absorbs it.
+    expect(direct.find((c) => c.workload === 'charge' && c.fault === 'after-mutation')!.duplicates).toBeGreaterThan(0);
+    // Re-issues really happened: more tools/call requests than intents, and the first answer effectd gave was unknown, not an error.
+    const lost = ours.find((c) => c.workload === 'charge' && c.fault === 'after-mutation')!;
+    expect(lost.notes?.join('\n')).toMatch(/MCP: ([2-9]|\d\d+) tools\/call requests/);
+    expect(lost.transcript.find((t) => t.event === 'observe')?.detail).toMatch(/^unknown: /);
+    expect(run.stdout).toMatch(/dup\/missing\/unresolved\s+effectd-mcp\s+mcp-direct/);
+    expect(stragglers()).toEqual([]);
+  });
 });

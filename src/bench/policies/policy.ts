@@ -1,5 +1,5 @@
 import type { Exchange, ExchangeRequest } from '../bench-http.js';
-import type { PolicyName } from '../names.js';
+import type { McpPolicyName, PolicyName } from '../names.js';
 import type { IntentSpec } from '../workloads.js';
 
 /** What the model sees after one tool call: three honest states from effectd, raw error texts from the baselines. */
@@ -30,7 +30,7 @@ export interface ToolCall {
 export type Send = (request: ExchangeRequest) => Promise<Exchange>;
 
 export interface Policy {
-  readonly name: PolicyName;
+  readonly name: PolicyName | McpPolicyName;
   /** One tool call as the model makes it; resolves to what the model is told. */
   call(call: ToolCall): Promise<Observation>;
   /**
