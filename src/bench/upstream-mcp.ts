@@ -8,11 +8,10 @@
 // hand-shaped fixture with create_charge/search_charges for the upstream-provider tests; the bench
 // needs every workload tool, shaped by the contracts, and must not import from test/.)
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer, type CallToolResult } from '@modelcontextprotocol/server';
+import type { ServerResponse } from 'node:http';
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { serveMcpOnLoopback } from '../mcp/loopback-server.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
 import type { Send } from './policies/policy.js';
 import { providerRequest, receiptOf } from './policies/provider-call.js';
@@ -65,28 +64,12 @@ export async function startBenchUpstreamMcp(tools: ToolRegistry, names: string[]
     }
     return server;
   };
-  const handler = createMcpHandler(() => build(), { onerror: () => undefined });
-  const node = toNodeHandler(handler, { onerror: () => undefined });
-  const http = createServer((req, res) => {
-    if (req.url !== '/mcp') {
-      res.writeHead(404).end();
-      return;
-    }
-    void reply.run(res, () => node(req, res));
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
+  const served = await serveMcpOnLoopback(build, reply);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: served.url,
     get calls() {
       return calls;
     },
-    close: async () => {
-      await handler.close();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-    },
+    close: () => served.close(),
   };
 }

@@ -5,11 +5,10 @@
 // simulator's search by metadata['effectd_ref']. Its annotations lie on purpose (a charge that
 // claims to be read-only and idempotent): effectd must go by its contract, not by these.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer, type CallToolResult } from '@modelcontextprotocol/server';
+import type { ServerResponse } from 'node:http';
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { serveMcpOnLoopback } from '../../src/mcp/loopback-server.js';
 
 export interface UpstreamPaymentsMcpOptions {
   /** The payments simulator's base URL. */
@@ -95,27 +94,11 @@ export async function startUpstreamPaymentsMcp(options: UpstreamPaymentsMcpOptio
     return server;
   };
 
-  const handler = createMcpHandler(() => build(), { onerror: () => undefined });
-  const node = toNodeHandler(handler, { onerror: () => undefined });
-  const http = createServer((req, res) => {
-    if (req.url !== '/mcp') {
-      res.writeHead(404).end();
-      return;
-    }
-    void reply.run(res, () => node(req, res));
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
+  const served = await serveMcpOnLoopback(build, reply);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: served.url,
     calls,
     set: (next) => Object.assign(state, next),
-    close: async () => {
-      await handler.close();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-    },
+    close: () => served.close(),
   };
 }
