@@ -18,7 +18,18 @@ export function helpText(command: CommandSpec): string {
 
 /** Parses a command's flags; unknown flags fail with the command's help, as a user would want. */
 export function parseCommand(command: CommandSpec, argv: string[]): { values: Record<string, string | boolean | undefined>; positionals: string[] } | 'help' {
-  const { values, positionals } = parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    // Node's own message talks about positional arguments; say what is wrong in this command's terms.
+    const code = (error as { code?: string }).code;
+    const flag = /'(-[^']*)'/.exec((error as Error).message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new Error(`unknown option ${flag ?? ''}; the options of effectd ${command.name} are below`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new Error(`${flag ?? 'an option'} ${/argument missing/.test((error as Error).message) ? 'needs a value' : 'takes no value'}; see the options below`);
+    throw error;
+  }
+  const { values, positionals } = parsed;
   if (values.help) return 'help';
   return { values: values as Record<string, string | boolean | undefined>, positionals };
 }

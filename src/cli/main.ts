@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isEffectdError } from '../core/errors.js';
+import { packageRoot } from '../providers/config-loader.js';
 import { benchCommand } from './bench.command.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 import { demoCommand } from './demo.command.js';
@@ -9,13 +12,21 @@ import { startCommand } from './start.command.js';
 
 const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand, benchCommand, mcpCommand];
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 function overview(): string {
   const lines = commands.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');
-  return `effectd — an effect gateway for AI agents: every declared effect happens at most once.\n\nUsage: effectd <command> [options]\n\nCommands:\n${lines}\n\nRun \`effectd <command> --help\` for a command's options.\n`;
+  return `effectd — an effect gateway for AI agents: every declared effect happens at most once.\n\nUsage: effectd <command> [options]   (effectd --version prints the version)\n\nCommands:\n${lines}\n\nRun \`effectd <command> --help\` for a command's options.\n`;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    process.stdout.write(`effectd ${packageVersion()}\n`);
+    return 0;
+  }
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     const target = commands.find((c) => c.name === rest[0]);
     process.stdout.write(target ? helpText(target) : overview());
