@@ -19,6 +19,18 @@ import { KEY_META, startUpstreamPaymentsMcp, type UpstreamPaymentsMcp } from '..
 interface Charge { id: string; amount: number; metadata: Record<string, string> }
 const charges = async (sim: RunningSimulator) => ((await getJson(`${sim.url}/_oracle/state`)).body as { charges: Charge[] }).charges;
 
+/** Waits until the effect is committed, and checks the provider holds exactly one charge for it, the one recorded. */
+async function committedOnce(what: string, effect: () => Promise<EffectState>, payments: RunningSimulator, reference: string): Promise<EffectState> {
+  const settled = await waitFor(what, async () => {
+    const state = await effect();
+    return state.recordedStatus === 'committed' ? state : undefined;
+  }, 15_000, 50);
+  const atProvider = (await charges(payments)).filter((c) => c.metadata.effectd_ref === reference);
+  expect(atProvider).toHaveLength(1);
+  expect(settled.receipt).toBe(atProvider[0]!.id);
+  return settled;
+}
+
 /** The config an operator writes: the upstream server as a provider, its create_charge mapped to a contract. */
 function upstreamConfig(dir: string, upstreams: Record<string, unknown>, overrides: { timeoutMs?: number } = {}, extraTools: Record<string, unknown>[] = []): string {
   const file = join(dir, `upstream-mcp.${Date.now()}.${Math.random().toString(36).slice(2, 6)}.json`);
@@ -139,23 +151,17 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
     const first = await postJson(`${effectd.url}/v1/effects`, command(workflowId, `INV-UP-LOSS-${where}`), effectd.agent);
     expect(first.body).toMatchObject({ status: 'unknown', reference: expect.any(String) });
 
-    const settled = await waitFor('the reconciler to settle the effect', async () => {
-      const effect = await effectOf(workflowId);
-      return effect.recordedStatus === 'committed' ? effect : undefined;
-    }, 15_000, 50);
-    const atProvider = (await charges(payments)).filter((c) => c.metadata.effectd_ref === first.body.reference);
-    expect(atProvider).toHaveLength(1);
-    expect(settled.receipt).toBe(atProvider[0]!.id);
+    const settled = await committedOnce('the reconciler to settle the effect', () => effectOf(workflowId), payments, first.body.reference);
     // Reconciled by the lookup tool, not by a second create_charge.
     expect(upstream.calls.length - callsBefore).toBe(1);
     expect(settled.attempts).toHaveLength(1);
     expect(settled.attempts[0]!.finished).toMatchObject({ outcome: 'unknown', reason: expect.stringMatching(/^no answer: /) });
     console.log(`[mcp upstream] lost reply (${where}): ${settled.attempts[0]!.finished!.reason}; then ${settled.checks.at(-1)!.asked} → ${settled.checks.at(-1)!.seen}`);
-    expect(settled.checks.at(-1)).toMatchObject({ method: 'lookup-by-reference', verdict: 'committed', receipt: atProvider[0]!.id, asked: expect.stringContaining('search_charges') });
+    expect(settled.checks.at(-1)).toMatchObject({ method: 'lookup-by-reference', verdict: 'committed', receipt: settled.receipt, asked: expect.stringContaining('search_charges') });
 
     // The agent asking again gets the settled answer (a replay, no call upstream).
     const again = await postJson(`${effectd.url}/v1/effects`, command(workflowId, `INV-UP-LOSS-${where}`), effectd.agent);
-    expect(again.body).toMatchObject({ status: 'done', receipt: atProvider[0]!.id, replayed: true });
+    expect(again.body).toMatchObject({ status: 'done', receipt: settled.receipt, replayed: true });
     expect(upstream.calls.length - callsBefore).toBe(1);
   });
 
@@ -171,13 +177,7 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
     const callsBefore = upstream.calls.length;
     const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-keyed', 'INV-UP-KEYED', 'upstream.charge-keyed'), effectd.agent);
     expect(first.body).toMatchObject({ status: 'unknown' });
-    const settled = await waitFor('the resend to settle it', async () => {
-      const effect = await effectOf('wf-up-keyed');
-      return effect.recordedStatus === 'committed' ? effect : undefined;
-    }, 15_000, 50);
-    const atProvider = (await charges(payments)).filter((c) => c.metadata.effectd_ref === first.body.reference);
-    expect(atProvider).toHaveLength(1);
-    expect(settled.receipt).toBe(atProvider[0]!.id);
+    const settled = await committedOnce('the resend to settle it', () => effectOf('wf-up-keyed'), payments, first.body.reference);
     expect(settled.attempts).toHaveLength(2);
     const [sent, resent] = upstream.calls.slice(callsBefore);
     expect(upstream.calls.length - callsBefore).toBe(2);
@@ -198,13 +198,7 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
     const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-timeout', 'INV-UP-TO'), effectd.agent);
     expect(first.body).toMatchObject({ status: 'unknown' });
     expect((await effectOf('wf-up-timeout')).attempts[0]!.finished?.reason).toMatch(/no answer/);
-    const settled = await waitFor('the late commit to be found', async () => {
-      const effect = await effectOf('wf-up-timeout');
-      return effect.recordedStatus === 'committed' ? effect : undefined;
-    }, 15_000, 50);
-    const atProvider = (await charges(payments)).filter((c) => c.metadata.effectd_ref === first.body.reference);
-    expect(atProvider).toHaveLength(1);
-    expect(settled.receipt).toBe(atProvider[0]!.id);
+    const settled = await committedOnce('the late commit to be found', () => effectOf('wf-up-timeout'), payments, first.body.reference);
     expect(upstream.calls.length - callsBefore).toBe(1);
   });
 });
@@ -243,13 +237,7 @@ describe('an upstream MCP server over stdio (a child process effectd starts)', (
     writeFileSync(dieMarker, '');
     const first = await postJson(`${effectd.url}/v1/effects`, command('wf-stdio-die', 'INV-STDIO-DIE'), effectd.agent);
     expect(first.body).toMatchObject({ status: 'unknown' });
-    const settled = await waitFor('the reconciler to settle it', async () => {
-      const effect = await effectOf('wf-stdio-die');
-      return effect.recordedStatus === 'committed' ? effect : undefined;
-    }, 15_000, 50);
-    const atProvider = (await charges(payments)).filter((c) => c.metadata.effectd_ref === first.body.reference);
-    expect(atProvider).toHaveLength(1);
-    expect(settled.receipt).toBe(atProvider[0]!.id);
+    const settled = await committedOnce('the reconciler to settle it', () => effectOf('wf-stdio-die'), payments, first.body.reference);
     expect(settled.attempts).toHaveLength(1);
     expect(settled.checks.at(-1)).toMatchObject({ verdict: 'committed', asked: expect.stringContaining('search_charges') });
   });
