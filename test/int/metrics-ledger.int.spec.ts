@@ -51,6 +51,12 @@ describe('/metrics after a run agrees with the ledger', () => {
       const list = (await getJson(`${effectd.url}/v1/effects?state=unknown,dispatching,declared&limit=1000`, effectd.operator)).body.effects;
       return list.length === 0 ? true : undefined;
     }, 20_000, 100);
+    // A poisoned key is still looked up through its settle window; it reaches the operator queue
+    // when effectd has nothing left to try. Until then a check may land between scrape and read.
+    await waitFor('the poisoned key\'s lookups to end', async () => {
+      const queue = (await getJson(`${effectd.url}/v1/effects?state=attention&limit=1000`, effectd.operator)).body.effects as { state: string }[];
+      return queue.some((e) => e.state === 'terminal_failure') ? true : undefined;
+    }, 20_000, 100);
 
     // The agent resubmits settled effects: answered from the ledger (duplicates prevented).
     for (const cmd of [charges[0]!, charges[1]!, emails[0]!, emails[1]!, charges[3]!]) {
