@@ -9,7 +9,7 @@
 set -euo pipefail
 URL="${1:?usage: scripts/mcp-conformance.sh <url of /mcp> [scenario ...]}"
 shift
-# The generic server scenarios that apply to effectd (see README, "MCP: agents call tools").
+# The generic server scenarios that apply to effectd (see docs/mcp.md).
 SCENARIOS=("$@")
 [ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
 CONFORMANCE_VERSION=0.1.16

@@ -18,6 +18,14 @@ if ! npx tsc --noEmit || ! npx tsc -p tsconfig.build.json; then
   echo "[test] TypeScript errors"; echo "tests: 0 passed, 1 failed"; exit 1
 fi
 
+# docker-compose.yml is checked without a Docker engine (test/int/compose.int.spec.ts checks it against
+# the scripts too); exit 3 means the validator could not be installed, and that test says so.
+bash scripts/compose-check.sh
+case $? in
+  0|3) ;;
+  *) echo "[test] docker-compose.yml is not a valid Compose file"; echo "tests: 0 passed, 1 failed"; exit 1 ;;
+esac
+
 NO_COLOR=1 EFFECTD_SKIP_BUILD=1 npx vitest run --reporter=default --reporter=json --outputFile.json=test-artifacts/vitest.json "$@"
 status=$?
 [ -n "${EFFECTD_CI_START:-}" ] && echo "[test] CI wall time so far: $(( $(date +%s) - EFFECTD_CI_START )) s"

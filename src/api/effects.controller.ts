@@ -1,5 +1,6 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
+import { appliedWait, preferredWaitMs } from '../core/prefer-wait.js';
 import type { Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard, CurrentCaller } from './auth.guard.js';
@@ -12,14 +13,17 @@ export class EffectsController {
 
   /** Submit an effect command (or `tool: "saga:<name>"`); the answer is the three-state outcome. A claim held elsewhere is 409. */
   @Post()
-  async submit(@Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: Response) {
+  async submit(@Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: Response, @Headers('prefer') prefer?: string) {
     this.runtime.metrics.commandReceived('http');
-    const submitted = await this.runtime.gateway.submit(caller, body);
+    // `Prefer: wait=N` (RFC 7240): how long the answer may wait for a lost reply to be settled.
+    const waitMs = preferredWaitMs(prefer);
+    const submitted = await this.runtime.gateway.submit(caller, body, waitMs !== undefined ? { waitMs } : {});
+    if (submitted.waitApplied !== undefined) res.setHeader('Preference-Applied', appliedWait(submitted.waitApplied));
     res.status(submitted.disposition === 'in-flight' ? 409 : 200);
     return submitted.outcome;
   }
 
-  /** Effects by state (e.g. `?state=escalated`, or `?state=attention` for escalated + terminal), newest first. */
+  /** Effects by state (e.g. `?state=escalated`, or `?state=attention` for escalated + terminal), newest first, a page at a time (`?limit=`, `?cursor=` = the previous page's `nextCursor`). */
   @Get()
   list(@CurrentCaller() caller: Caller, @Query() query: Record<string, unknown>) {
     return this.runtime.gateway.effects(caller, query);

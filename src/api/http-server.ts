@@ -8,6 +8,7 @@ import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard } from './auth.guard.js';
 import { consoleRouter } from './console-assets.js';
 import { DecisionsController } from './decisions.controller.js';
+import { DocsController } from './docs.controller.js';
 import { SagasController } from './sagas.controller.js';
 import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter } from './error-filter.js';
@@ -15,14 +16,19 @@ import { HealthController } from './health.controller.js';
 import { RUNTIME } from './runtime.token.js';
 import { mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
+import { ToolsController } from './tools.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
+import { TraceContextInterceptor } from '../tracing/trace-context.interceptor.js';
+
+/** Every Nest controller of the HTTP ingress (test/unit/openapi-routes.unit.spec.ts checks the OpenAPI document against them). */
+export const API_CONTROLLERS = [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController, ToolsController, DocsController];
 
 @Module({})
 class ApiModule {
   static forRuntime(runtime: EffectdRuntime): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController],
+      controllers: API_CONTROLLERS,
       providers: [{ provide: RUNTIME, useValue: runtime }, AuthGuard],
     };
   }
@@ -38,7 +44,7 @@ export interface HttpServer {
 }
 
 /**
- * How long a client may take and how many connections it may hold (README, "Running the service"):
+ * How long a client may take and how many connections it may hold (docs/http-api.md, "Limits"):
  * a slow or silent client gives up its connection instead of holding it for minutes.
  */
 export interface HttpLimits {
@@ -139,7 +145,9 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
     next(error);
   });
   app.use(consoleRouter());
-  app.useGlobalFilters(new EffectdErrorFilter());
+  app.useGlobalFilters(new EffectdErrorFilter(runtime.logger));
+  // Handlers run in the caller's trace (its traceparent header) when traces are exported.
+  app.useGlobalInterceptors(new TraceContextInterceptor());
   applyLimits(app.getHttpServer(), limits);
   await app.listen(port, host);
   const address = app.getHttpServer().address() as { port: number };

@@ -120,7 +120,7 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
         ...(forBaselines ? { reference: { kind: 'none' } } : {}),
       };
     });
-  return { builtinTools: false, providers, tools, sagas: { compensationRetry: BENCH_TIMINGS.compensationRetry } };
+  return { builtinTools: false, builtinSagas: true, providers, tools, sagas: { compensationRetry: BENCH_TIMINGS.compensationRetry } };
 }
 
 /** The compiled contracts the baseline policies build their requests from (same shapes as effectd's). */

@@ -58,6 +58,9 @@ export interface CellResult {
   unresolved: number;
   escalations: number;
   timeInUnknownMs: number;
+  /** Intents whose first answer came back, and how many of those were `unknown` (sagas: none counted). */
+  firstAnswers: number;
+  firstUnknown: number;
   wrongReceipt: number;
   latencyMs: { p50: number; p99: number };
   /** How many times the fault was really injected; 0 in a faulted cell means the cell proves nothing. */
@@ -280,6 +283,8 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
         // A compensation effectd could not do is handed to a human, by its own account (compensation_failed).
         escalations: common.escalations + compensations.filter((c) => c.status === 'escalated' && !['escalated', 'terminal_failure'].includes(c.state ?? '')).length,
         timeInUnknownMs: sagaRun.unknownMs,
+        firstAnswers: 0,
+        firstUnknown: 0,
         latencyMs: latencySummary(sagaRun.latenciesMs),
         refusals: failAt === 'none' ? 0 : await providers.refusalsFired(),
         sagaStatus: sagaRun.status, sagaOutcome: sagaRun.outcome, ...truth,
@@ -318,6 +323,8 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     return {
       ...common, ...score,
       timeInUnknownMs: run.outcomes.reduce((sum, o) => sum + o.unknownMs, 0),
+      firstAnswers: run.outcomes.filter((o) => o.firstAnswer !== undefined).length,
+      firstUnknown: run.outcomes.filter((o) => o.firstAnswer === 'unknown').length,
       latencyMs: latencySummary(run.latenciesMs),
       toolCalls: run.latenciesMs.length,
       elapsedMs: Date.now() - startedAt,

@@ -70,7 +70,7 @@ export interface ArmedFault {
 
 export interface FaultSpec {
   name: FaultName;
-  /** DESIGN.md's boundary, in a line. */
+  /** docs/design.md's boundary, in a line. */
   boundary: string;
   /** key-expired cells run with a short key retention on both sides. */
   shortKeys?: boolean;

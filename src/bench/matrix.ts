@@ -75,7 +75,7 @@ export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 
     for (const fault of options.faults)
       for (const name of options.workloads) {
         const found = findWorkload(name);
-        // A fault that cannot reach any of the workload's intents has no cells there (README, "Faults").
+        // A fault that cannot reach any of the workload's intents has no cells there (docs/benchmark.md, "Faults").
         if (found && !faultApplies(FAULT_SPECS[fault], found)) continue;
         const plan = found?.saga;
         const failAts = plan ? failAtValues(plan) : [undefined];
@@ -287,7 +287,7 @@ function sameCell(spec: CellSpec, result: CellResult): boolean {
 function brokenCell(cell: CellSpec, error: unknown): CellResult {
   return {
     workload: cell.workload, fault: cell.fault, policy: cell.policy, seed: cell.seed, ...(cell.failAt !== undefined ? { failAt: cell.failAt } : {}),
-    declared: 0, duplicates: 0, detectedDuplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, wrongReceipt: 0,
+    declared: 0, duplicates: 0, detectedDuplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, firstAnswers: 0, firstUnknown: 0, wrongReceipt: 0,
     latencyMs: { p50: 0, p99: 0 }, faultInjected: 0, toolCalls: 0, providerRequests: 0, elapsedMs: 0, workflowId: '', intents: [], transcript: [],
     error: (error as Error).stack ?? String(error),
   };

@@ -1,4 +1,4 @@
-/** The names used in flags and in results, fixed so runs stay comparable across versions (DESIGN.md, "How we prove it"). */
+/** The names used in flags and in results, fixed so runs stay comparable across versions (docs/design.md, "How we prove it"). */
 export const FAULTS = ['before-dispatch', 'before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'rebalance', 'key-expired', 'param-drift', 'stored-failure', 'retention-shorter-than-declared', 'none'] as const;
 export const POLICIES = ['blind', 'sdk-retry', 'native-or-never', 'effectd'] as const;
 

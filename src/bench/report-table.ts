@@ -3,7 +3,7 @@ import { ALL_POLICIES, FAULTS, isEffectd, type BenchPolicy, type FaultName } fro
 import { STRIPE_PROFILE_WORKLOADS } from './workloads.js';
 
 /** The per-cell counts that add up across cells. */
-const SUMMED = ['declared', 'duplicates', 'detectedDuplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'wrongReceipt', 'toolCalls'] as const;
+const SUMMED = ['declared', 'duplicates', 'detectedDuplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'firstAnswers', 'firstUnknown', 'wrongReceipt', 'toolCalls'] as const;
 
 export type Totals = Pick<CellResult, (typeof SUMMED)[number]> & { cells: number; p50: number; p99: number };
 
@@ -50,6 +50,25 @@ export function faultTable(cells: readonly CellResult[]): string {
   const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(cells.filter((c) => c.fault === fault && c.policy === policy), policy))]);
   rows.push(['all faults', ...policies.map((policy) => cell(cells.filter((c) => c.policy === policy), policy))]);
   return table(['dup/missing/unresolved', ...policies], rows);
+}
+
+/**
+ * How long agents were left with `unknown`, per fault and policy: the share of intents whose first
+ * answer was `unknown` (each such answer is a turn in which a model may decide badly) and the time
+ * in unknown, summed over workloads and seeds (`3/12 25% · 840 ms`). Saga cells are not counted.
+ */
+export function unknownTable(cells: readonly CellResult[]): string {
+  const counted = cells.filter((c) => c.firstAnswers > 0);
+  const policies = present<BenchPolicy>(ALL_POLICIES, counted, (c) => c.policy);
+  const faults = present<FaultName>(FAULTS, counted, (c) => c.fault);
+  const cell = (subset: CellResult[]) => {
+    if (subset.length === 0) return '-';
+    const t = totals(subset);
+    return `${t.firstUnknown}/${t.firstAnswers} ${Math.round((100 * t.firstUnknown) / t.firstAnswers)}% · ${t.timeInUnknownMs} ms`;
+  };
+  const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(counted.filter((c) => c.fault === fault && c.policy === policy)))]);
+  rows.push(['all faults', ...policies.map((policy) => cell(counted.filter((c) => c.policy === policy)))]);
+  return table(['first answer unknown · time in unknown', ...policies], rows);
 }
 
 /** Every reported measure, per policy. */

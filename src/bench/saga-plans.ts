@@ -7,7 +7,7 @@ import type { BusinessIdentity, IntentSpec, ProviderKind } from './workloads.js'
 export interface StepRefusal {
   status: number;
   body: unknown;
-  /** In words, for the transcript and the README. */
+  /** In words, for the transcript and docs/benchmark.md. */
   why: string;
   /** The refusal happens during execution, so a Stripe-like provider stores it under the key (a same-key retry replays it). */
   afterExecutionBegan: boolean;

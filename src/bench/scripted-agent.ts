@@ -52,6 +52,8 @@ export interface IntentOutcome {
   steps: string[];
   calls: number;
   unknownMs: number;
+  /** What the intent's first answer was (an `unknown` here is a turn in which the model may decide badly). */
+  firstAnswer?: Observation['kind'];
 }
 
 export interface TranscriptEntry {
@@ -217,7 +219,9 @@ export class ScriptedAgent {
   private async runIntent(intent: IntentSpec, journal: Journal): Promise<IntentOutcome> {
     let unknownMs = 0;
     let unknownSince: number | undefined;
+    let firstAnswer: Observation['kind'] | undefined;
     const track = (observation: Observation) => {
+      firstAnswer ??= observation.kind;
       if (observation.kind === 'unknown') unknownSince ??= Date.now();
       else if (unknownSince !== undefined) {
         unknownMs += Date.now() - unknownSince;
@@ -226,7 +230,7 @@ export class ScriptedAgent {
     };
     const finish = (observation: Observation | undefined): IntentOutcome => {
       if (unknownSince !== undefined) unknownMs += Date.now() - unknownSince;
-      return { intentId: intent.id, ...finalOf(observation), steps: journal.steps, calls: journal.calls, unknownMs };
+      return { intentId: intent.id, ...finalOf(observation), steps: journal.steps, calls: journal.calls, unknownMs, ...(firstAnswer ? { firstAnswer } : {}) };
     };
     let last: Observation | undefined;
     /** The intent's latest open effect, which an obedient harness waits for even when the model gives up. */

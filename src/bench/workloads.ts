@@ -36,7 +36,7 @@ export interface IntentSpec {
   identity: BusinessIdentity;
   /** Provider-side records of this identity the workload allows (and expects). */
   multiplicity: number;
-  /** A declared, intentional repeat of an earlier intent (DESIGN.md: `repeat: {reason}`). */
+  /** A declared, intentional repeat of an earlier intent (docs/design.md: `repeat: {reason}`). */
   repeat?: { reason: string };
   /** Intents that must be done before this one starts (charge, then email the receipt). */
   dependsOn?: string[];

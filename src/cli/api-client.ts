@@ -1,17 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { defaultTokenDataDir } from './token.command.js';
 
 export interface ApiTarget {
   url: string;
   token: string;
 }
 
-/** Where the operator CLI talks to: --url/--token, else EFFECTD_URL/EFFECTD_TOKEN, else the local data dir's credentials. */
+/** Where the operator CLI talks to: --url/--token, else EFFECTD_URL/EFFECTD_TOKEN, else the local data dir's credentials (found as `effectd token` finds them). */
 export function apiTarget(values: Record<string, string | boolean | undefined>, role: 'agent' | 'operator'): ApiTarget {
   const url = String(values.url ?? process.env.EFFECTD_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const explicit = (values.token as string | undefined) ?? process.env.EFFECTD_TOKEN;
   if (explicit) return { url, token: explicit };
-  const file = join(resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd')), 'credentials.json');
+  const file = join(values['data-dir'] !== undefined ? resolve(String(values['data-dir'])) : defaultTokenDataDir(), 'credentials.json');
   if (!existsSync(file)) throw new Error(`no token: pass --token (or EFFECTD_TOKEN), or --data-dir of an effectd whose ${file} holds an ${role} credential`);
   const { credentials } = JSON.parse(readFileSync(file, 'utf8')) as { credentials: { token: string; role: string }[] };
   const found = credentials.find((c) => c.role === role);
@@ -45,5 +46,5 @@ export const targetOptions = {
 export const targetHelp: [string, string][] = [
   ['--url URL', 'effectd to talk to (default http://127.0.0.1:8080, or EFFECTD_URL)'],
   ['--token T', 'bearer token (or EFFECTD_TOKEN; default: from <data-dir>/credentials.json)'],
-  ['--data-dir D', 'data dir whose credentials.json to use (default ./.effectd)'],
+  ['--data-dir D', 'data dir whose credentials.json to use (default: EFFECTD_DATA_DIR, else ./.effectd-dev if it exists, else ./.effectd)'],
 ];

@@ -49,7 +49,7 @@ export const benchCommand: CommandSpec = {
   ],
   async run(values) {
     // Every effectd command line loads this file; the benchmark's machinery (simulators, proxies) only when it runs.
-    const [{ planCells, REDECIDE_QUICK_FAULTS, runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable, sagaTable, stripeProfileTable }, { renderSvg }, { FAULT_SPECS, faultApplies }] = await Promise.all([
+    const [{ planCells, REDECIDE_QUICK_FAULTS, runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable, sagaTable, stripeProfileTable, unknownTable }, { renderSvg }, { FAULT_SPECS, faultApplies }] = await Promise.all([
       import('../bench/matrix.js'), import('../bench/report-table.js'), import('../bench/report-svg.js'), import('../bench/faults.js'),
     ]);
     const list = <T extends string>(flag: string, all: readonly T[], valid: (s: string) => boolean): T[] => {
@@ -76,7 +76,7 @@ export const benchCommand: CommandSpec = {
     const kafka = values['no-kafka'] ? false as const : String(values.kafka ?? process.env.EFFECTD_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',').map((b) => b.trim()).filter(Boolean);
     const httpLanes = values.lanes !== undefined ? positiveInt('lanes', values.lanes) : 2;
     const total = planCells({ workloads, faults, policies, seeds, redecideFaults, failAt }).length;
-    if (total === 0) throw new Error(`no cell to run: ${faults.join(', ')} ${faults.length === 1 ? 'does' : 'do'} not run on ${workloads.join(', ')} (a fault runs only where it can reach an intent; README, "Faults")`);
+    if (total === 0) throw new Error(`no cell to run: ${faults.join(', ')} ${faults.length === 1 ? 'does' : 'do'} not run on ${workloads.join(', ')} (a fault runs only where it can reach an intent; docs/benchmark.md, "Faults")`);
     const tty = process.stdout.isTTY === true;
     // Exiting (rather than dying on the signal) runs the handler that SIGKILLs the bench's effectd processes.
     const interrupted = (signal: string) => {
@@ -120,6 +120,8 @@ export const benchCommand: CommandSpec = {
     const cells = run.results;
     out(`\nduplicates / missing / unresolved, per fault and policy (summed over ${workloads.length} workloads × ${seedCount} seed${seedCount === 1 ? '' : 's'}; "1 (detected 1)": duplicates, and those effectd detected and queued for an operator):\n`);
     out(faultTable(cells));
+    out('\nfirst answers that were unknown (of the intents answered), and time in unknown, per fault and policy:\n');
+    out(unknownTable(cells));
     out('\nper policy:\n');
     out(policyTable(cells));
     const profiles = stripeProfileTable(cells);

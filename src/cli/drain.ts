@@ -7,9 +7,10 @@ export interface DrainStep {
   inFlight?(): string;
 }
 
+/** Where a drain says what it does (effectd's logger; any pino-like logger fits). */
 export interface DrainLog {
-  log(line: string): void;
-  error(line: string): void;
+  info(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
 }
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -38,7 +39,7 @@ export class Drain {
     this.requested = new Promise((resolve) => (request = resolve));
     const onSignal = (signal: NodeJS.Signals) => {
       if (this.signal) {
-        this.out.error(`effectd: second ${signal} while draining: exiting now with code 1; still in flight: ${this.describePending()}`);
+        this.out.error({ event: 'DrainAborted', signal, inFlight: this.describePending() }, `effectd: second ${signal} while draining: exiting now with code 1; still in flight: ${this.describePending()}`);
         process.exit(1);
       }
       this.signal = signal;
@@ -56,18 +57,18 @@ export class Drain {
   async serveUntilDrained(phases: DrainStep[][]): Promise<number> {
     const signal = await this.requested;
     const started = Date.now();
-    this.out.log(`effectd: ${signal}: draining (no new commands; finishing those in flight; up to ${this.timeoutMs} ms; ${signal} again stops at once)`);
+    this.out.info({ event: 'Draining', signal, timeoutMs: this.timeoutMs }, `effectd: ${signal}: draining (no new commands; finishing those in flight; up to ${this.timeoutMs} ms; ${signal} again stops at once)`);
     const timer = setTimeout(() => {
-      this.out.error(`effectd: drain timed out after ${this.timeoutMs} ms (EFFECTD_DRAIN_TIMEOUT_MS): exiting with code 1; still in flight: ${this.describePending()}`);
+      this.out.error({ event: 'DrainTimedOut', timeoutMs: this.timeoutMs, inFlight: this.describePending() }, `effectd: drain timed out after ${this.timeoutMs} ms (EFFECTD_DRAIN_TIMEOUT_MS): exiting with code 1; still in flight: ${this.describePending()}`);
       process.exit(1);
     }, this.timeoutMs);
     const failures = await this.closeAll(phases);
     clearTimeout(timer);
     if (failures.length > 0) {
-      this.out.error(`effectd: drain finished in ${Date.now() - started} ms with failures, exiting with code 1: ${failures.join('; ')}`);
+      this.out.error({ event: 'Drained', ms: Date.now() - started, failures }, `effectd: drain finished in ${Date.now() - started} ms with failures, exiting with code 1: ${failures.join('; ')}`);
       return 1;
     }
-    this.out.log(`effectd: drained in ${Date.now() - started} ms; exiting`);
+    this.out.info({ event: 'Drained', ms: Date.now() - started }, `effectd: drained in ${Date.now() - started} ms; exiting`);
     return 0;
   }
 

@@ -3,14 +3,18 @@ import { join } from 'node:path';
 import { isEffectdError } from '../core/errors.js';
 import { packageRoot } from '../providers/config-loader.js';
 import { benchCommand } from './bench.command.js';
+import { configCommand } from './config.command.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 import { demoCommand } from './demo.command.js';
+import { devCommand } from './dev.command.js';
 import { effectsCommand } from './effects.command.js';
 import { mcpCommand } from './mcp.command.js';
 import { resolveCommand } from './resolve.command.js';
 import { startCommand } from './start.command.js';
+import { tokenCommand } from './token.command.js';
+import { workflowCommand } from './workflow.command.js';
 
-const commands: CommandSpec[] = [startCommand, demoCommand, effectsCommand, resolveCommand, benchCommand, mcpCommand];
+const commands: CommandSpec[] = [startCommand, devCommand, tokenCommand, demoCommand, effectsCommand, workflowCommand, resolveCommand, configCommand, benchCommand, mcpCommand];
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

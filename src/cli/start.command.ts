@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
+import { createLogger, type Logger } from '../logging/logger.js';
 import { identityFallbackOption } from '../mcp/identity.js';
 import type { McpHttpOptions } from '../mcp/mcp-http.js';
 import { watchKafkaLag } from '../metrics/kafka-lag.js';
@@ -9,11 +10,13 @@ import { startKafkaIngress } from '../transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../transport/kafka/kafka-settings.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
 import { Drain, drainTimeoutMs, type DrainStep } from './drain.js';
+import { startTracing } from '../tracing/start-tracing.js';
+import { credentialsLine } from './token.command.js';
 
 export const startCommand: CommandSpec = {
   name: 'start',
   summary: 'Run the effectd service: HTTP ingress on the embedded SQLite ledger unless --ledger says otherwise.',
-  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.json] [--kafka host:9092[,host2:9092] [--group effectd] [--no-http]]',
+  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.mjs] [--kafka host:9092[,host2:9092] [--group effectd] [--no-http]]',
   options: {
     port: { type: 'string' },
     host: { type: 'string' },
@@ -35,57 +38,67 @@ export const startCommand: CommandSpec = {
     ['--host H', 'address to listen on (default 127.0.0.1)'],
     ['--data-dir D', 'where the embedded ledger and the secret live (default ./.effectd, or EFFECTD_DATA_DIR)'],
     ['--ledger URL', 'sqlite:[file] (default) or postgres://user:pass@host/db (or EFFECTD_LEDGER)'],
-    ['--config FILE', 'JSON file declaring providers and tools (or EFFECTD_CONFIG)'],
+    ['--config FILE', 'your providers, tools and sagas: effectd.config.mjs (an ES module, defineConfig from \'effectd\') or .json (or EFFECTD_CONFIG); built-in simulator tools only with builtinTools: true; check it with effectd config check'],
     ['--no-reconciler', 'do not reconcile unknown effects in this process (run it in another one)'],
     ['--kafka BROKERS', 'also consume effect commands from Kafka (topic effectd.commands, outcomes to effectd.outcomes, dead letters to effectd.dlq; EFFECTD_KAFKA_* env overrides)'],
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
     ['--no-http', 'Kafka ingress only: no HTTP port'],
     ['--mcp-anonymous-agent', 'admit MCP calls without a token at /mcp as the first agent credential (local tools such as the MCP conformance suite); refused unless --host is 127.0.0.1 or ::1'],
     ['--mcp-identity-fallback M', 'off by default: for MCP clients that cannot set _meta identity. header: workflowId and step from HTTP headers (--mcp-workflow-header, default X-Effectd-Workflow-Id; --mcp-step-header, default X-Effectd-Step). content: workflow from the credential + a time window (--mcp-identity-window-ms, default 3600000), step from the call\'s content; identical calls in the window are one effect, so an undeclared repeat is falsely deduplicated'],
+    ['EFFECTD_LOG_LEVEL', 'environment: fatal, error, warn, info (default), debug, trace or silent'],
+    ['EFFECTD_LOG_FORMAT', 'environment: json or pretty (default: pretty on a terminal, JSON lines otherwise); the log is on stdout'],
   ],
   async run(values) {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
     const drainMs = drainTimeoutMs();
-    const drain = new Drain(drainMs, console);
-    const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
+    // What start writes on stdout is its log: JSON lines, or pino-pretty's on a terminal (EFFECTD_LOG_FORMAT, EFFECTD_LOG_LEVEL).
+    const logger = createLogger({ fd: 1 });
+    const drain = new Drain(drainMs, logger);
+    // Traces only when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp); a bad value stops the start.
+    const tracing = startTracing(process.env, (line) => logger.warn(line));
+    const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined, logger });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
-    process.on('SIGHUP', () => reloadOnHangup(runtime));
-    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, mcpOptions(values));
+    process.on('SIGHUP', () => reloadOnHangup(runtime, logger));
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, mcpOptions(values, logger));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
-    if (server) console.log(`effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
+    if (server) logger.info({ event: 'Listening', url: server.url }, `effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
     const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
-    const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands] }) : undefined;
+    const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands], log: (line) => logger.warn(line) }) : undefined;
     if (kafka) {
       const { brokers, groupId, topics } = kafka.settings;
-      console.log(`effectd consuming ${topics.commands} from ${brokers.join(',')} as group ${groupId}  (outcomes → ${topics.outcomes} or the command's replyTopic, dead letters → ${topics.deadLetters})`);
+      logger.info({ event: 'Consuming', topic: topics.commands, brokers, groupId }, `effectd consuming ${topics.commands} from ${brokers.join(',')} as group ${groupId}  (outcomes → ${topics.outcomes} or the command's replyTopic, dead letters → ${topics.deadLetters})`);
     }
-    console.log(`ledger: ${runtime.ledger.kind}${runtime.ledger.kind === 'sqlite' ? ` at ${dataDir}/ledger.db` : ''}`);
-    console.log(`data dir: ${dataDir}  (secret: ${runtime.secretOrigin})`);
-    console.log(`tools: ${runtime.tools.list().map((t) => t.name).join(', ')}`);
-    console.log(snapshot === undefined ? 'reconciler: off (--no-reconciler)' : `reconciler: running (${snapshot} open effects from its snapshot; catching up from the ledger)`);
-    console.log(`signals: SIGTERM/SIGINT drain and exit 0 (up to ${drainMs} ms, EFFECTD_DRAIN_TIMEOUT_MS); SIGHUP reloads ${runtime.credentialsFile.file}`);
+    const tools = runtime.tools.list().map((t) => t.name);
+    logger.info({ event: 'Ledger', ledger: runtime.ledger.kind }, `ledger: ${runtime.ledger.kind}${runtime.ledger.kind === 'sqlite' ? ` at ${dataDir}/ledger.db` : ''}`);
+    logger.info({ event: 'DataDir', dataDir, secretOrigin: runtime.secretOrigin }, `data dir: ${dataDir}  (secret: ${runtime.secretOrigin})`);
+    logger.info({ event: 'Credentials', file: runtime.credentialsFile.file, created: runtime.credentialsFile.created }, credentialsLine(runtime.credentialsFile, dataDir));
+    logger.info({ event: 'Tools', tools }, `tools: ${tools.join(', ')}`);
+    logger.info({ event: 'Reconciler', running: snapshot !== undefined }, snapshot === undefined ? 'reconciler: off (--no-reconciler)' : `reconciler: running (${snapshot} open effects from its snapshot; catching up from the ledger)`);
+    logger.info({ event: 'Tracing', exporting: tracing !== undefined }, tracing?.describe ?? 'traces: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them over OTLP/HTTP)');
+    logger.info({ event: 'Signals' }, `signals: SIGTERM/SIGINT drain and exit 0 (up to ${drainMs} ms, EFFECTD_DRAIN_TIMEOUT_MS); SIGHUP reloads ${runtime.credentialsFile.file}`);
     const ingresses: DrainStep[] = [
       ...(server ? [{ name: 'HTTP ingress', close: () => server.close(), inFlight: () => `unanswered requests: ${server.inFlight()}` }] : []),
       ...(kafka ? [{ name: 'Kafka ingress', close: () => kafka.close(), inFlight: () => 'its running batches' }] : []),
       ...(kafkaLag ? [{ name: 'Kafka lag watcher', close: () => kafkaLag.close() }] : []),
     ];
-    return drain.serveUntilDrained([ingresses, [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => runtime.close() }]]);
+    const traceExport: DrainStep[][] = tracing ? [[{ name: 'trace export', close: () => tracing.shutdown() }]] : [];
+    return drain.serveUntilDrained([ingresses, [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => runtime.close() }], ...traceExport]);
   },
 };
 
-function mcpOptions(values: Record<string, string | boolean | undefined>): Omit<McpHttpOptions, 'host'> {
+function mcpOptions(values: Record<string, string | boolean | undefined>, logger: Logger): Omit<McpHttpOptions, 'host'> {
   const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'], workflowHeader: values['mcp-workflow-header'], stepHeader: values['mcp-step-header'], windowMs: values['mcp-identity-window-ms'] });
-  if (identityFallback?.mode === 'header') console.log(`MCP identity fallback: header (calls without _meta identity take it from ${identityFallback.workflowHeader} and ${identityFallback.stepHeader})`);
-  if (identityFallback?.mode === 'content') console.log(`MCP identity fallback: content (calls without _meta identity: workflow = credential + ${identityFallback.windowMs} ms window, step = the call's content; identical calls in the window are one effect, an undeclared repeat is falsely deduplicated)`);
+  if (identityFallback?.mode === 'header') logger.info(`MCP identity fallback: header (calls without _meta identity take it from ${identityFallback.workflowHeader} and ${identityFallback.stepHeader})`);
+  if (identityFallback?.mode === 'content') logger.warn(`MCP identity fallback: content (calls without _meta identity: workflow = credential + ${identityFallback.windowMs} ms window, step = the call's content; identical calls in the window are one effect, an undeclared repeat is falsely deduplicated)`);
   return { anonymousAgent: values['mcp-anonymous-agent'] === true, ...(identityFallback ? { identityFallback } : {}) };
 }
 
 /** An operator rotates tokens by editing the credentials file and sending SIGHUP; a broken file changes nothing. */
-function reloadOnHangup(runtime: EffectdRuntime): void {
+function reloadOnHangup(runtime: EffectdRuntime, logger: Logger): void {
   const { file } = runtime.credentialsFile;
   try {
-    console.log(`effectd: SIGHUP: reloaded ${reloadCredentials(runtime.credentials, file)} credentials from ${file}`);
+    logger.info({ event: 'CredentialsReloaded', file }, `effectd: SIGHUP: reloaded ${reloadCredentials(runtime.credentials, file)} credentials from ${file}`);
   } catch (error) {
-    console.error(`effectd: SIGHUP: kept the ${runtime.credentials.size} credentials loaded before: ${(error as Error).message} (fix ${file} and send SIGHUP again)`);
+    logger.error({ event: 'CredentialsKept', file }, `effectd: SIGHUP: kept the ${runtime.credentials.size} credentials loaded before: ${(error as Error).message} (fix ${file} and send SIGHUP again)`);
   }
 }

@@ -1,27 +1,8 @@
-import { effectStatus, type EffectState, type EffectStatus } from './effect-state.js';
+import type { AgentOutcome } from './agent-answer.js';
+import { effectStatus, type EffectState } from './effect-state.js';
 import { decideReconcile, resendVerdict, type ReconcilePolicy } from './reconcile-decision.js';
 
-/** What an agent is told. Three states, never two. */
-export type AgentStatus = 'done' | 'not_done' | 'unknown';
-
-export interface AgentOutcome {
-  status: AgentStatus;
-  effectId: string;
-  /** The ledger's state of the effect, for harnesses that want the detail. */
-  state: EffectStatus;
-  tool: string;
-  target: string;
-  receipt?: string;
-  reason?: string;
-  /** True when this answer came from the ledger without calling the provider. */
-  replayed: boolean;
-  /** For `unknown`: the reference stamped into the effect, what is being checked, and when to ask again. */
-  reference?: string;
-  checking?: string;
-  expectAnswerBy?: string;
-  /** One sentence a model can't misread. */
-  message: string;
-}
+export type { AgentOutcome, AgentStatus } from './agent-answer.js';
 
 export interface OutcomeContext {
   now: number;
@@ -78,7 +59,7 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
 /**
  * What effectd will really do about an unknown effect, from the tool's contract: look it up at the
  * provider; without a lookup, resend the same request under the same key while the key protects
- * it; otherwise a human decides (DESIGN.md, "Reconciliation").
+ * it; otherwise a human decides (docs/design.md, "Reconciliation").
  */
 function settling(effect: EffectState, context: OutcomeContext): { checking: string; doing: string; human?: true } {
   const { policy } = context;

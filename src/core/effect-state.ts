@@ -1,16 +1,7 @@
 import type { AttemptFinished, AttemptStarted, EffectDeclared, EffectEvent, ReconciliationChecked } from './events.js';
 
-/** Where an effect stands. `dispatching` turns into `unknown` by itself when its lease runs out. */
-export type EffectStatus =
-  | 'declared'
-  | 'dispatching'
-  | 'committed'
-  | 'failed_before_effect'
-  | 'terminal_failure'
-  | 'unknown'
-  | 'escalated'
-  /** A new step whose business content matches an effect that is done or still open: never dispatched unless released. */
-  | 'held';
+import type { EffectStatus } from './effect-status.js';
+export type { EffectStatus };
 
 export const SETTLED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect', 'terminal_failure']);
 

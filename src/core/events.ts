@@ -30,6 +30,8 @@ export const effectDeclared = z.object({
   repeat: z.object({ reason: z.string() }).optional(),
   /** Digest of tool + target + the tool's business fields: what the content index compares. */
   contentKey: z.string().optional(),
+  /** W3C traceparent of the command that declared it (only when traces are exported): later checks join that trace. */
+  traceparent: z.string().optional(),
 });
 
 export const attemptStarted = z.object({

@@ -80,7 +80,7 @@ function evolveWorkflow(decided: (step: string) => boolean, decisions: Map<strin
   }
 }
 
-/** Applies one event to one effect, enforcing the transition rules of DESIGN.md. */
+/** Applies one event to one effect, enforcing the transition rules of docs/design.md. */
 export function evolveEffect(effect: EffectState | undefined, event: EffectEvent): EffectState {
   if (event.type === 'EffectDeclared') {
     if (effect) throw new IllegalTransitionError(event.effectId, effect.recordedStatus, event.type, 'already declared');

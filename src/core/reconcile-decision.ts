@@ -29,7 +29,7 @@ const FIRST_RECHECK_MS = 250;
 const MAX_RECHECK_MS = 30_000;
 
 /**
- * The reconciler's next step for one open effect (DESIGN.md, "Reconciliation"): look it up; not
+ * The reconciler's next step for one open effect (docs/design.md, "Reconciliation"): look it up; not
  * found → re-check with backoff until the settle window passes; then resend with the same key
  * only while the provider still remembers it; otherwise prove absence or hand it to a human.
  */
@@ -119,4 +119,39 @@ export function decideInlineReconcile(effect: EffectState, now: number, policy: 
   if (policy.lookup !== 'none' && !lookedUp) return { kind: 'lookup' };
   if (keyStillProtects(effect, now, policy)) return { kind: 'retry-same-key' };
   return { kind: 'none' };
+}
+
+/** What one inline settle has done so far (it starts afresh for every answer). */
+export interface SettleProgress {
+  lookedUp: boolean;
+  resent: boolean;
+  /** When the answer's budget is nearly spent: one last look then, if the schedule's next one comes later. */
+  lastLookAt?: number;
+}
+
+/**
+ * The next step of an inline settle: the reconciliation an answer waits for after a lost reply
+ * (src/shell/inline-settle.ts). First what a resubmission does (one lookup, then one same-key
+ * resend while the key protects and the provider dedupes), then the reconciler's own schedule:
+ * re-checks with backoff, a proof of absence only once the settle window has passed. A live claim
+ * is waited on, never taken over. `none` once settled or when only the background (or a human)
+ * can go on; escalations stay with the background reconciler, so an unsettled answer is today's.
+ */
+export function decideSettleStep(effect: EffectState, now: number, policy: ReconcilePolicy, progress: SettleProgress): ReconcileStep {
+  const status = effectStatus(effect, now);
+  if (status !== 'unknown' && status !== 'dispatching' && status !== 'terminal_failure') return { kind: 'none' };
+  if (!progress.resent) {
+    const first = decideInlineReconcile(effect, now, policy, progress.lookedUp);
+    if (first.kind !== 'none') return first;
+  }
+  const next = decideReconcile(effect, now, policy);
+  if (next.kind === 'escalate' || next.kind === 'audit') return { kind: 'none' };
+  // A lookup is a safe read: rather than answer with a check the schedule would take only after
+  // the budget, take one last look as it ends (once: a check at or after lastLookAt is that look).
+  const last = progress.lastLookAt;
+  if (next.kind === 'wait' && last !== undefined && next.until > last && status !== 'dispatching' && policy.lookup !== 'none') {
+    const latest = effect.checks[effect.checks.length - 1];
+    if (!latest || latest.at < last) return now >= last ? { kind: 'lookup' } : { kind: 'wait', until: last, why: 'one last look before the answer budget ends' };
+  }
+  return next;
 }

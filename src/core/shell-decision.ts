@@ -2,7 +2,7 @@ import { currentAttempt, effectStatus, type EffectState } from './effect-state.j
 
 /**
  * What the deterministic shell does with a submitted effect, decided from the folded stream alone
- * (DESIGN.md, "The deterministic shell", steps 2–6).
+ * (docs/design.md, "The deterministic shell", steps 2–6).
  */
 export type ShellDecision =
   | { kind: 'declare' }

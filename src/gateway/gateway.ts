@@ -1,4 +1,5 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
+import { answerBudgetSettings, resolveAnswerBudget, type AnswerBudgetSettings } from '../core/answer-budget.js';
 import { effectStatus, needsHuman, unhandledDuplicates, unknownSinceAt, type EffectState } from '../core/effect-state.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
 import { isEffectEvent } from '../core/events.js';
@@ -12,11 +13,13 @@ import { fillJson } from '../providers/templates.js';
 import { reconcilePolicy } from '../shell/reconciler.js';
 import { describeEvent } from '../runtime/timeline.js';
 import { summarizeWorkflows } from '../runtime/workflow-summaries.js';
-import type { EffectShell, Disposition } from '../shell/effect-shell.js';
+import type { EffectShell, Disposition, PreparedCommand, ShellAnswer } from '../shell/effect-shell.js';
 import { sagaNameOf, sagaOutcome } from '../shell/saga-outcome.js';
 import type { SagaRegistry } from '../shell/saga-registry.js';
 import type { SagaRunner, SagaView } from '../shell/saga-runner.js';
 import { callerOf, canSeeTenant, tenantOf, type Caller, type Ingress } from './caller.js';
+import { ATTR, commandAttributes, commandSpanKind, inSpan, sagaCommandAttributes, SPAN, withCommandTrace } from '../tracing/index.js';
+import { compareForList, decodeEffectCursor, encodeEffectCursor, isAfter } from './effect-list-cursor.js';
 import { decisionInput, duplicateHandlingInput, effectListQuery, releaseInput, resolutionInput, sagaInputField, sagaStartInput, workflowIdField, workflowListQuery } from './inputs.js';
 
 /** Where the gateway finds effects it is asked about, without reading the whole ledger. */
@@ -42,6 +45,13 @@ export interface GatewayParts {
   ledger: Ledger;
   effects: EffectIndex;
   now: () => number;
+  /** Answer budgets after a lost reply (inline settle); EFFECTD_ANSWER_BUDGET_MS / _MAX_MS when absent. */
+  answerBudget?: AnswerBudgetSettings;
+}
+
+export interface SubmitOptions {
+  /** How long the caller will wait for a lost reply to be settled, in ms (HTTP `Prefer: wait`, Kafka `waitMs`, MCP `_meta`); the tool's default when absent. */
+  waitMs?: number;
 }
 
 /** What a submission came to: the three-state outcome, how the shell got there, and where the effect sits. */
@@ -49,6 +59,8 @@ export interface Submitted {
   outcome: AgentOutcome;
   disposition: Disposition | 'saga';
   address: EffectAddress;
+  /** The caller's wait was applied, as this budget in ms (capped at EFFECTD_ANSWER_BUDGET_MAX_MS). */
+  waitApplied?: number;
 }
 
 /** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
@@ -60,7 +72,11 @@ const OPEN_STATES: ReadonlySet<string> = new Set(['declared', 'dispatching', 'un
  * terms (outcomes, views, coded errors); transports only map those to their wire.
  */
 export class Gateway {
-  constructor(private readonly parts: GatewayParts) {}
+  private readonly budget: AnswerBudgetSettings;
+
+  constructor(private readonly parts: GatewayParts) {
+    this.budget = parts.answerBudget ?? answerBudgetSettings(process.env);
+  }
 
   /** The caller behind a credential, or `unauthorized`. */
   authenticate(token: string | undefined, ingress: Ingress): Caller {
@@ -70,8 +86,18 @@ export class Gateway {
     return callerOf(principal, ingress);
   }
 
-  /** An effect command; `tool: "saga:<name>"` starts that saga instead (args = its input). */
-  async submit(caller: Caller, raw: unknown): Promise<Submitted> {
+  /** An effect command; `tool: "saga:<name>"` starts that saga instead (args = its input). One `effectd.command` span. */
+  submit(caller: Caller, raw: unknown, options: SubmitOptions = {}): Promise<Submitted> {
+    // A child of the caller's span: from the transport (header, _meta), else the command's own `trace` field.
+    return withCommandTrace(raw, () => inSpan(SPAN.command, commandSpanKind(caller.ingress), async (span) => {
+      span?.setAttribute(ATTR.ingress, caller.ingress);
+      const submitted = await this.submitCommand(caller, raw, options);
+      span?.setAttributes(commandAttributes(submitted));
+      return submitted;
+    }));
+  }
+
+  private async submitCommand(caller: Caller, raw: unknown, options: SubmitOptions): Promise<Submitted> {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new EffectdError('invalid_command', 'the command must be a JSON object (an effect command: workflowId, step, tool, args)');
     const command = raw as Record<string, unknown>;
     const tenant = tenantOf(caller, command.tenant);
@@ -80,7 +106,30 @@ export class Gateway {
     if (sagaName !== undefined) return this.submitSaga(caller, tenant, sagaName, command);
     const prepared = this.parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
     const answer = await this.parts.shell.run(prepared);
-    return { ...answer, address: prepared.address };
+    return { ...(await this.settleInline(prepared, answer, options.waitMs)), address: prepared.address };
+  }
+
+  /**
+   * After a lost reply, the answer waits within its budget while reconciliation settles the effect
+   * (docs/inline-settle.md): `done` or a proven `not_done` on the first call when the truth comes
+   * in time, else `unknown` as before. An answer that is not `unknown` never waits.
+   */
+  private async settleInline(prepared: PreparedCommand, answer: ShellAnswer, waitMs: number | undefined): Promise<Omit<Submitted, 'address'>> {
+    const budget = resolveAnswerBudget(prepared.tool.spec, this.budget, waitMs);
+    const applied = budget.requested ? { waitApplied: budget.ms } : {};
+    if (answer.outcome.status !== 'unknown' || answer.disposition === 'held' || budget.ms === 0) return { ...answer, ...applied };
+    const { settler, core } = this.parts.shell;
+    const effect = (await core.read(prepared.stream)).effects.get(prepared.effectId);
+    const ownDispatch = answer.disposition === 'dispatched';
+    if (!effect || !settler.worthWaiting(effect, ownDispatch)) return { ...answer, ...applied };
+    try {
+      const { outcome, waitedMs } = await settler.settle(prepared.stream, prepared.effectId, budget.ms, ownDispatch);
+      return { outcome: { ...outcome, waitedMs }, disposition: outcome.status === 'unknown' ? answer.disposition : 'reconciled', ...applied };
+    } catch (error) {
+      // The lost reply is recorded as unknown and the background reconciler settles it: that answer stands.
+      console.error(`effectd inline settle: ${prepared.effectId}: ${(error as Error).message}`);
+      return { ...answer, ...applied };
+    }
   }
 
   private async submitSaga(caller: Caller, tenant: string, name: string, command: Record<string, unknown>): Promise<Submitted> {
@@ -95,11 +144,17 @@ export class Gateway {
     return { outcome: sagaOutcome(view), disposition: 'saga', address: { tenant, workflowId: workflowId.data, step: 'saga', slot: '0' } };
   }
 
+  /** A saga start (`POST /v1/sagas`): one `effectd.command` span, its steps' spans under it. */
   startSaga(caller: Caller, body: unknown): Promise<SagaView> {
-    const parsed = sagaStartInput.safeParse(body);
-    if (!parsed.success) throw invalidCommand('invalid saga start', parsed.error.issues);
-    const { saga, workflowId, input, tenant } = parsed.data;
-    return this.parts.sagaRunner.start(tenantOf(caller, tenant), workflowId, saga, input, caller.name);
+    return inSpan(SPAN.command, commandSpanKind(caller.ingress), async (span) => {
+      span?.setAttribute(ATTR.ingress, caller.ingress);
+      const parsed = sagaStartInput.safeParse(body);
+      if (!parsed.success) throw invalidCommand('invalid saga start', parsed.error.issues);
+      const { saga, workflowId, input, tenant } = parsed.data;
+      const view = await this.parts.sagaRunner.start(tenantOf(caller, tenant), workflowId, saga, input, caller.name);
+      span?.setAttributes(sagaCommandAttributes(view));
+      return view;
+    });
   }
 
   saga(caller: Caller, workflowId: string, tenant?: string): Promise<SagaView> {
@@ -131,6 +186,7 @@ export class Gateway {
     const parsed = effectListQuery.safeParse(query);
     if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
     const { state, tenant, limit } = parsed.data;
+    const after = parsed.data.cursor === undefined ? undefined : decodeEffectCursor(parsed.data.cursor);
     if (tenant !== undefined) tenantOf(caller, tenant);
     const attention = state === 'attention';
     const wanted = state && !attention ? new Set(state.split(',')) : undefined;
@@ -140,10 +196,13 @@ export class Gateway {
     const matching = [...(complete ? this.parts.effects.open() : this.parts.effects.recent())]
       .filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant))
       .filter((e) => (attention ? needsHuman(e, now, this.stillLooking(e, now)) : !wanted || wanted.has(effectStatus(e, now))))
-      .sort((a, b) => b.lastEventAt - a.lastEventAt);
+      .filter((e) => !after || isAfter(e, after))
+      .sort(compareForList);
+    const page = matching.slice(0, limit);
+    const nextCursor = matching.length > limit ? encodeEffectCursor(page[page.length - 1]!) : undefined;
     return {
-      effects: matching.slice(0, limit).map((e) => this.view(e)),
-      ...(matching.length > limit ? { cutShort: `${matching.length - limit} more match; narrow by state or tenant, or raise limit (at most 1000)` } : {}),
+      effects: page.map((e) => this.view(e)),
+      ...(nextCursor ? { nextCursor, cutShort: `${matching.length - limit} more match; the next page is ?cursor=${nextCursor} (same state and tenant), or narrow by state or tenant` } : {}),
       ...(complete ? {} : { window: `the ${this.parts.effects.recentLimit.toLocaleString('en-US')} most recently active effects; older ones are found by id (GET /v1/effects/:id) or by workflow` }),
     };
   }

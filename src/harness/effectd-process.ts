@@ -11,14 +11,19 @@ export interface EffectdProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /** Another effectd checkout (built) to run instead of this package, e.g. a baseline for a benchmark. */
+  root?: string;
+}
+
 /**
  * `effectd start …` in its own process (compiled dist/). Ready once it printed every line it
  * promises for its flags: "listening on URL" (HTTP) and/or "consuming …" (Kafka).
  */
-export function spawnEffectdProcess(args: string[], env: Record<string, string> = {}): Promise<EffectdProcess> {
+export function spawnEffectdProcess(args: string[], env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<EffectdProcess> {
   // EFFECTD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") reaches only the effectd processes; NODE_OPTIONS refuses --cpu-prof.
   const nodeArgs = (process.env.EFFECTD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, join(packageRoot(), 'bin', 'effectd.js'), 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...nodeArgs, join(options.root ?? packageRoot(), 'bin', 'effectd.js'), 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const wantsHttp = !args.includes('--no-http');
   const wantsKafka = args.includes('--kafka');
   let stderr = '';

@@ -23,14 +23,15 @@ export function writeFastPaymentsConfig(dir: string, paymentsUrl: string, timeou
 
 /**
  * A config file with the built-in tools re-declared (builtinTools: false) against the given
- * providers, with per-tool overrides (short timeouts, settle windows, retentions) for fast tests.
+ * providers, with per-tool overrides (short timeouts, settle windows, retentions) for fast tests;
+ * the built-in sagas run on them (builtinSagas: true).
  */
 export function writeToolsConfig(dir: string, providerUrls: Record<string, string>, overrides: Record<string, Record<string, unknown>> = {}): string {
   const builtin = JSON.parse(readFileSync(join(packageRoot(), 'config', 'builtin-tools.json'), 'utf8')) as { providers: Record<string, { baseUrl: string }>; tools: { name: string; provider: string }[] };
   const providers = Object.fromEntries(Object.entries(builtin.providers).map(([name, p]) => [name, { ...p, baseUrl: providerUrls[name] ?? p.baseUrl }]));
   const tools = builtin.tools.map((tool) => deepMerge(tool, overrides[tool.name] ?? {}));
   const file = join(dir, `effectd.config.${Date.now()}.${Math.random().toString(36).slice(2, 6)}.json`);
-  writeFileSync(file, JSON.stringify({ builtinTools: false, providers, tools }));
+  writeFileSync(file, JSON.stringify({ builtinTools: false, builtinSagas: true, providers, tools }));
   return file;
 }
 

@@ -13,6 +13,36 @@ const UNIQUE_VIOLATION = '23505';
 
 interface Row { stream: string; revision: number; position: string; type: string; data: LedgerEvent }
 
+/** One row to insert, as the append statement's JSON batch spells it (the event goes whole; SQL drops its `type` key). */
+interface BatchRow { s: string; r: number; e: number; t: string; d: LedgerEvent }
+
+/**
+ * The statements, prepared once per connection (named): a lone effect then costs no parse or plan
+ * on the server, and the text is sent once. An append's rows travel as ONE jsonb parameter
+ * (one JSON.stringify, no array-literal escaping per event).
+ */
+function statements(table: string) {
+  return {
+    append: `INSERT INTO ${table} (stream, revision, type, data)
+      SELECT b.s, b.r, b.t, b.d - 'type'
+      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, e int, t text, d jsonb)) WITH ORDINALITY AS b(s, r, e, t, d, n)
+      WHERE b.e = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${table} x WHERE x.stream = b.s AND x.revision = b.e)
+      ORDER BY b.n
+      RETURNING stream, revision, position`,
+    readStream: `SELECT stream, revision, position, type, data FROM ${table} WHERE stream = $1 AND revision > $2 ORDER BY revision`,
+    readStreams: `SELECT r.n, e.stream, e.revision, e.position, e.type, e.data
+      FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream, after, n)
+      CROSS JOIN LATERAL (SELECT * FROM ${table} x WHERE x.stream = r.stream AND x.revision > r.after) e
+      ORDER BY r.n, e.revision`,
+    // Spelled exactly as the partial index events_effect_declared is, so the planner uses it.
+    locateEffect: `SELECT stream FROM ${table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $1 LIMIT 1`,
+    readAll: `SELECT stream, revision, position, type, data FROM ${table}
+      WHERE position > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY position LIMIT $2`,
+  };
+}
+type StatementName = keyof ReturnType<typeof statements>;
+
 /**
  * The server ledger. An append is ONE statement: it inserts the batch only if the stream is exactly
  * at the expected revision (the EXISTS guard catches a stale-high expectation, the unique
@@ -20,7 +50,10 @@ interface Row { stream: string; revision: number; position: string; type: string
  */
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
-  private constructor(private readonly pool: pg.Pool, private readonly table: string) {}
+  private readonly sql: Record<StatementName, string>;
+  private constructor(private readonly pool: pg.Pool, private readonly table: string) {
+    this.sql = statements(table);
+  }
 
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
     const schema = options.schema ?? 'effectd';
@@ -46,22 +79,17 @@ export class PostgresLedger implements Ledger {
     return new PostgresLedger(pool, table);
   }
 
+  /** Runs a named statement on `on` (a pool or a client in a transaction). */
+  private run<R extends pg.QueryResultRow>(on: pg.Pool | pg.PoolClient, name: StatementName, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return on.query<R>({ name: `effectd_${name}`, text: this.sql[name], values });
+  }
+
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    const revisions = events.map((_, i) => expectedRevision + 1 + i);
-    const types = events.map((e) => e.type);
-    const datas = events.map(({ type: _type, ...data }) => JSON.stringify(data));
     try {
-      const result = await this.pool.query<{ revision: number; position: string }>(
-        `INSERT INTO ${this.table} (stream, revision, type, data)
-         SELECT $1, r, t, d::jsonb FROM unnest($2::int[], $3::text[], $4::text[]) AS batch(r, t, d)
-         WHERE $5::int = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${this.table} WHERE stream = $1 AND revision = $5::int)
-         RETURNING revision, position`,
-        [stream, revisions, types, datas, expectedRevision],
-      );
+      const result = await this.run<{ revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows([{ stream, events, expectedRevision }]))]);
       if (result.rowCount !== events.length) throw new ConcurrencyError(stream, expectedRevision);
-      const last = result.rows.reduce((a, b) => (a.revision > b.revision ? a : b));
-      return { revision: last.revision, position: Number(last.position) };
+      return lastWritten(result.rows);
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new ConcurrencyError(stream, expectedRevision);
       throw error;
@@ -88,24 +116,7 @@ export class PostgresLedger implements Ledger {
   }
 
   private async appendManyAtOnce(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    const streams: string[] = [], revisions: number[] = [], types: string[] = [], datas: string[] = [], expected: number[] = [];
-    for (const request of requests) {
-      request.events.forEach(({ type, ...data }, i) => {
-        streams.push(request.stream);
-        revisions.push(request.expectedRevision + 1 + i);
-        types.push(type);
-        datas.push(JSON.stringify(data));
-        expected.push(request.expectedRevision);
-      });
-    }
-    const result = await this.pool.query<{ stream: string; revision: number; position: string }>(
-      `INSERT INTO ${this.table} (stream, revision, type, data)
-       SELECT b.s, b.r, b.t, b.d::jsonb FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS b(s, r, t, d, e, n)
-       WHERE b.e = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${this.table} x WHERE x.stream = b.s AND x.revision = b.e)
-       ORDER BY b.n
-       RETURNING stream, revision, position`,
-      [streams, revisions, types, datas, expected],
-    );
+    const result = await this.run<{ stream: string; revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows(requests))]);
     const last = new Map<string, { revision: number; position: number; count: number }>();
     for (const row of result.rows) {
       const seen = last.get(row.stream);
@@ -123,24 +134,18 @@ export class PostgresLedger implements Ledger {
     try {
       await client.query('BEGIN');
       const results: (AppendResult | ConcurrencyError)[] = [];
-      for (const { stream, events, expectedRevision } of requests) {
+      for (const request of requests) {
+        const { stream, events, expectedRevision } = request;
         await client.query('SAVEPOINT one_append');
         try {
-          const result = await client.query<{ revision: number; position: string }>(
-            `INSERT INTO ${this.table} (stream, revision, type, data)
-             SELECT $1, r, t, d::jsonb FROM unnest($2::int[], $3::text[], $4::text[]) AS batch(r, t, d)
-             WHERE $5::int = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${this.table} WHERE stream = $1 AND revision = $5::int)
-             RETURNING revision, position`,
-            [stream, events.map((_, i) => expectedRevision + 1 + i), events.map((e) => e.type), events.map(({ type: _type, ...data }) => JSON.stringify(data)), expectedRevision],
-          );
+          const result = await this.run<{ revision: number; position: string }>(client, 'append', [JSON.stringify(batchRows([request]))]);
           if (result.rowCount !== events.length) {
             await client.query('ROLLBACK TO SAVEPOINT one_append');
             results.push(new ConcurrencyError(stream, expectedRevision));
             continue;
           }
           await client.query('RELEASE SAVEPOINT one_append');
-          const last = result.rows.reduce((a, b) => (a.revision > b.revision ? a : b));
-          results.push({ revision: last.revision, position: Number(last.position) });
+          results.push(lastWritten(result.rows));
         } catch (error) {
           if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
           await client.query('ROLLBACK TO SAVEPOINT one_append');
@@ -157,29 +162,23 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  /** One query: a (stream, revision) index range scan per read (LATERAL), rows tagged with their read's ordinal. */
+  /** One query: a (stream, revision) index range scan per read (LATERAL), rows tagged with their read's ordinal. A lone read is a plain one. */
   async readStreams(reads: readonly StreamRead[]): Promise<RecordedEvent[][]> {
     if (reads.length === 0) return [];
-    const result = await this.pool.query<Row & { n: string }>(
-      `SELECT r.n, e.stream, e.revision, e.position, e.type, e.data
-       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream, after, n)
-       CROSS JOIN LATERAL (SELECT * FROM ${this.table} x WHERE x.stream = r.stream AND x.revision > r.after) e
-       ORDER BY r.n, e.revision`,
-      [reads.map((r) => r.stream), reads.map((r) => r.afterRevision ?? NO_STREAM)],
-    );
+    if (reads.length === 1) return [await this.readStream(reads[0]!.stream, reads[0]!.afterRevision)];
+    const result = await this.run<Row & { n: string }>(this.pool, 'readStreams', [reads.map((r) => r.stream), reads.map((r) => r.afterRevision ?? NO_STREAM)]);
     const answers: RecordedEvent[][] = reads.map(() => []);
     for (const row of result.rows) answers[Number(row.n) - 1]!.push(toRecorded(row));
     return answers;
   }
 
   async readStream(stream: string, afterRevision = NO_STREAM): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<Row>(`SELECT stream, revision, position, type, data FROM ${this.table} WHERE stream = $1 AND revision > $2 ORDER BY revision`, [stream, afterRevision]);
+    const result = await this.run<Row>(this.pool, 'readStream', [stream, afterRevision]);
     return result.rows.map(toRecorded);
   }
 
   async locateEffect(effectId: string): Promise<string | undefined> {
-    // Spelled exactly as the partial index events_effect_declared is, so the planner uses it.
-    const result = await this.pool.query<{ stream: string }>(`SELECT stream FROM ${this.table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $1 LIMIT 1`, [effectId]);
+    const result = await this.run<{ stream: string }>(this.pool, 'locateEffect', [effectId]);
     return result.rows[0]?.stream;
   }
 
@@ -188,12 +187,7 @@ export class PostgresLedger implements Ledger {
    * reader never moves its checkpoint past a position that a slower transaction is about to fill.
    */
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<Row>(
-      `SELECT stream, revision, position, type, data FROM ${this.table}
-       WHERE position > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY position LIMIT $2`,
-      [fromPosition, limit],
-    );
+    const result = await this.run<Row>(this.pool, 'readAll', [fromPosition, limit]);
     return result.rows.map(toRecorded);
   }
 
@@ -206,6 +200,20 @@ export class PostgresLedger implements Ledger {
     const schema = this.table.split('.')[0];
     await this.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   }
+}
+
+/** The rows of these requests, in order: each request's events at the revisions after its expected one. */
+function batchRows(requests: readonly AppendRequest[]): BatchRow[] {
+  const rows: BatchRow[] = [];
+  for (const { stream, events, expectedRevision } of requests) {
+    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: events[i]! });
+  }
+  return rows;
+}
+
+function lastWritten(rows: readonly { revision: number; position: string }[]): AppendResult {
+  const last = rows.reduce((a, b) => (a.revision > b.revision ? a : b));
+  return { revision: last.revision, position: Number(last.position) };
 }
 
 function toRecorded(row: Row): RecordedEvent {

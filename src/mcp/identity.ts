@@ -16,6 +16,8 @@ export const META = {
   repeat: 'dev.effectd/repeat',
   tenant: 'dev.effectd/tenant',
   principal: 'dev.effectd/principal',
+  /** Not identity: how long the answer may wait for a lost reply to be settled (src/mcp/wait.ts). */
+  waitMs: 'dev.effectd/waitMs',
 } as const;
 
 export interface McpIdentity {
@@ -67,7 +69,7 @@ export const DEFAULT_FALLBACK_WINDOW_MS = 3_600_000;
 /** Where an effect's identity came from, said in the answer when it is not `_meta`. */
 export type IdentitySource = 'meta' | 'header' | 'content';
 
-/** The false-dedup risk of the content fallback, said in the README, the refusal and each answer it identifies. */
+/** The false-dedup risk of the content fallback, said in docs/mcp.md, the refusal and each answer it identifies. */
 export const CONTENT_FALLBACK_RISK = 'identical calls (same tool, same arguments) within the window are ONE effect: a re-issue is absorbed, but so is a repeat meant as a second effect (false dedup), which a client without _meta cannot declare';
 
 /** The operator's options, said in every identity refusal. */

@@ -50,14 +50,20 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
   const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo), {
     ...(fallback ? { identityFallback: fallback, fallbackInput: ctx.authInfo?.extra?.fallbackInput as FallbackInput | undefined ?? {} } : {}),
   }), {
-    onerror: (error) => console.error(`effectd mcp: ${error.message}`),
+    onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`),
   });
-  const node = toNodeHandler(handler, { onerror: (error) => console.error(`effectd mcp: ${error.message}`) });
+  const node = toNodeHandler(handler, { onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`) });
   const validHost = loopback ? hostHeaderValidation(LOOPBACK_HOSTS) : undefined;
   const validOrigin = loopback ? originValidation(LOOPBACK_HOSTS) : undefined;
   const middleware = (req: Request, res: Response, _next: NextFunction) => {
     if (validHost && !validHost(req, res)) return;
     if (validOrigin && !validOrigin(req, res)) return;
+    // Stateless Streamable HTTP takes POST only. Every other method is refused here, as the SDK
+    // refuses GET or DELETE: it cannot even build a fetch Request for TRACE or CONNECT (a 500).
+    if (req.method !== 'POST') {
+      res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `Method not allowed: ${req.method} (MCP here is stateless Streamable HTTP: send POST)` } });
+      return;
+    }
     let caller: Caller;
     try {
       caller = authenticate(runtime, req, options.anonymousAgent === true);

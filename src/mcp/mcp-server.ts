@@ -10,6 +10,8 @@ import { errorResult } from './error-result.js';
 import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
+import { waitFrom } from './wait.js';
+import { withTraceFrom } from '../tracing/index.js';
 
 /** What the MCP front door needs of a runtime: the gateway and the catalogue of tools and sagas. */
 export type McpRuntime = Pick<EffectdRuntime, 'gateway' | 'tools' | 'sagas' | 'metrics'>;
@@ -106,9 +108,11 @@ export interface McpServerOptions {
 export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
   const { gateway } = runtime;
-  const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta') => {
+  const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta', waitMs?: number, meta?: unknown) => {
     runtime.metrics.commandReceived('mcp');
-    return identified(outcomeResult((await gateway.submit(caller, command)).outcome), source, command);
+    // The caller's trace context travels in params._meta (traceparent, tracestate).
+    const submitted = await withTraceFrom(meta, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
+    return identified(outcomeResult(submitted.outcome), source, command);
   };
   /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
   const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
@@ -133,7 +137,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
         ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}),
         ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
         ...(identity.repeat !== undefined ? { repeat: identity.repeat } : {}),
-      }, source);
+      }, source, waitFrom(ctx.mcpReq._meta), ctx.mcpReq._meta);
     }));
   }
 
@@ -149,7 +153,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     }, (args, ctx) => answered(async () => {
       const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
       const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
-      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source);
+      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta);
     }));
   }
 

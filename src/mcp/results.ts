@@ -30,6 +30,7 @@ export const outcomeSchema = z.looseObject({
   reference: z.string().optional().describe('unknown: the reference stamped into the effect; ask effectd_status with it'),
   checking: z.string().optional(),
   expectAnswerBy: z.string().optional().describe('unknown: when the answer is expected (ISO 8601)'),
+  waitedMs: z.number().optional().describe('after a lost reply: how long this answer waited for effectd to settle it with the provider (ms)'),
   message: z.string().describe('one sentence for the model'),
 });
 

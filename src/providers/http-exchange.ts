@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { DispatchResult } from '../core/dispatch-result.js';
+import { traceHttpCall } from '../tracing/index.js';
 import { readResponse } from './http-response.js';
 
 // Idle sockets are dropped after 4 s, before a Node server's default 5 s keep-alive timeout closes
@@ -27,16 +28,20 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
   return new Promise((resolve) => {
     const url = new URL(request.url);
     const client = url.protocol === 'https:' ? https : http;
+    // With traces exported: the request carries the active span's traceparent (an attempt's, a check's).
+    const traced = traceHttpCall(url, request.method, request.headers);
+    const headers = traced?.headers ?? request.headers;
     let settled = false;
     const finish = (result: DispatchResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      traced?.done(result);
       resolve(result);
     };
     const req = client.request(url, {
       method: request.method,
-      headers: request.body === undefined ? request.headers : { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
+      headers: request.body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(request.body).toString() },
       agent: agents[url.protocol as 'http:' | 'https:'],
     });
     const timer = setTimeout(() => {

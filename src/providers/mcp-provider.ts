@@ -3,12 +3,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { readPath } from '../core/classify.js';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import type { DispatchInput, LookupResult, SentRequest } from './http-provider.js';
+import { injectTrace } from '../tracing/index.js';
 import { fillJson, type TemplateContext } from './templates.js';
 import { isMcpProvider, type McpCallSpec, type McpProviderSpec } from './tool-contract.js';
 import type { Tool } from './tool-registry.js';
 
 /**
- * Upstream MCP servers as providers (DESIGN.md, "One gateway, three front doors"): a contract's
+ * Upstream MCP servers as providers (docs/design.md, "One gateway, three front doors"): a contract's
  * tool is a `tools/call` of an upstream tool, with the provider key in `_meta`
  * (`dev.effectd/idempotencyKey`) and, where the contract says so, in a named argument; the
  * effect's reference stamped into a named argument; reconciliation through a declared read-only
@@ -124,6 +125,8 @@ export async function dispatchMcp(tool: Tool, input: DispatchInput): Promise<Dis
   }
   const _meta: Record<string, unknown> = { [REFERENCE_META]: input.reference };
   if (input.providerKey) _meta[IDEMPOTENCY_KEY_META] = input.providerKey;
+  // With traces exported: the attempt span's traceparent, where MCP carries trace context.
+  injectTrace(_meta);
   const timeout = input.timeoutMs ?? tool.spec.timeoutMs;
   try {
     const result = await upstream.client.callTool({ name: request.path, arguments: JSON.parse(request.body) as Record<string, unknown>, _meta }, { timeout, maxTotalTimeout: timeout });
@@ -143,7 +146,9 @@ export async function lookupMcp(tool: Tool, input: DispatchInput): Promise<Looku
   try {
     const upstream = await upstreamFor(tool);
     const timeout = input.timeoutMs ?? tool.spec.timeoutMs;
-    result = await upstream.client.callTool({ name: lookup.tool, arguments: args }, { timeout, maxTotalTimeout: timeout });
+    const _meta: Record<string, unknown> = {};
+    injectTrace(_meta);
+    result = await upstream.client.callTool({ name: lookup.tool, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) }, { timeout, maxTotalTimeout: timeout });
   } catch (error) {
     return { kind: 'error', asked, seen: describe(error) };
   }

@@ -1,7 +1,9 @@
 import { DEFAULT_COMPENSATION_RETRY } from '../core/saga/saga-decision.js';
 import { z } from 'zod';
+import { ANSWER_BUDGET_MARGIN_MS, answerBudgetCeilingMs } from '../core/answer-budget.js';
 import { argFieldSpec } from '../core/arg-fields.js';
 import { outcomeClass } from '../core/events.js';
+import { sagaDefinitionSpec } from '../config/saga-definition-spec.js';
 
 /**
  * What effectd knows about a tool, as declared in a configuration file. The built-in simulated
@@ -138,6 +140,12 @@ export const toolContractSpec = z.object({
   /** How long after dispatch a provider may still commit or become searchable. */
   settleWindowMs: z.number().int().nonnegative().default(60_000),
   /**
+   * After a lost reply, how long the answer may wait for reconciliation to settle it (inline
+   * settle): 0 answers `unknown` at once. Absent: EFFECTD_ANSWER_BUDGET_MS (2 s), within the
+   * tool's timeout plus ANSWER_BUDGET_MARGIN_MS, which an explicit value may not exceed either.
+   */
+  answerBudgetMs: z.number().int().nonnegative().optional(),
+  /**
    * How to undo one object this tool created, given its receipt: `{receipt}` and `{args.*}` in
    * `args` (e.g. payments.refund with { chargeId: '{receipt}' }). Offered to operators for the extra
    * object of a detected duplicate; sagas declare their own compensations (sagas/, compensations/).
@@ -151,7 +159,11 @@ export const toolContractSpec = z.object({
     max: z.number().int().nonnegative().default(3),
     withinMs: z.number().int().positive().default(3_600_000),
   }).strict().default({ max: 3, withinMs: 3_600_000 }),
-}).strict();
+}).strict().superRefine((tool, ctx) => {
+  if (tool.answerBudgetMs !== undefined && tool.answerBudgetMs > answerBudgetCeilingMs(tool.timeoutMs)) {
+    ctx.addIssue({ code: 'custom', path: ['answerBudgetMs'], message: `${tool.answerBudgetMs} ms is longer than the tool's timeoutMs (${tool.timeoutMs}) plus ${ANSWER_BUDGET_MARGIN_MS} ms: a lost reply's answer may wait at most ${answerBudgetCeilingMs(tool.timeoutMs)} ms by default (callers may ask for more with Prefer: wait, up to EFFECTD_ANSWER_BUDGET_MAX_MS)` });
+  }
+});
 
 export type ToolContractSpec = z.infer<typeof toolContractSpec>;
 
@@ -207,21 +219,30 @@ export const providerSpec = z.unknown().transform((raw, ctx): ProviderSpec => {
 });
 
 export const effectdConfigSpec = z.object({
+  /** The JSON Schema this file follows (config/effectd.config.schema.json), for editors; effectd ignores it. */
+  $schema: z.string().optional(),
   providers: z.record(z.string(), providerSpec).default({}),
   tools: z.array(toolContractSpec).default([]),
-  /** Include the built-in simulated providers' tools (default true). */
-  builtinTools: z.boolean().default(true),
+  /**
+   * Include the built-in simulated providers and their tools (config/builtin-tools.json). Default
+   * false in a config file; effectd started with no config file runs with them.
+   */
+  builtinTools: z.boolean().default(false),
+  /** Register the built-in sagas (sagas/: trip-booking, subscription-renewal) when their tools are configured. Default: as builtinTools. */
+  builtinSagas: z.boolean().optional(),
   contentIndex: z.object({
     /** Also hold a new step whose content matches an effect of ANOTHER workflow of the tenant declared within this window (0 = same workflow only). */
     tenantWindowMs: z.number().int().nonnegative().default(0),
   }).strict().default({ tenantWindowMs: 0 }),
-  sagas: z.object({
+  /** The config's own sagas (an ES module config: `sagas: [defineSaga(…)]`), or `{ definitions, compensationRetry }`. */
+  sagas: z.union([z.array(sagaDefinitionSpec).transform((definitions) => ({ definitions, compensationRetry: { ...DEFAULT_COMPENSATION_RETRY } })), z.object({
+    definitions: z.array(sagaDefinitionSpec).default([]),
     /** A compensation whose request never left (connection refused) is sent again this many times in all, backing off, before a human is asked. */
     compensationRetry: z.object({
       attempts: z.number().int().min(1).default(DEFAULT_COMPENSATION_RETRY.attempts),
       firstDelayMs: z.number().int().nonnegative().default(DEFAULT_COMPENSATION_RETRY.firstDelayMs),
       maxDelayMs: z.number().int().nonnegative().default(DEFAULT_COMPENSATION_RETRY.maxDelayMs),
     }).strict().default({ ...DEFAULT_COMPENSATION_RETRY }),
-  }).strict().default({ compensationRetry: { ...DEFAULT_COMPENSATION_RETRY } }),
+  }).strict()]).default({ definitions: [], compensationRetry: { ...DEFAULT_COMPENSATION_RETRY } }),
 }).strict();
 export type EffectdConfig = z.infer<typeof effectdConfigSpec>;

@@ -3,18 +3,21 @@ import { join, resolve } from 'node:path';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { GroupCommitLedger } from '../ledger/group-commit-ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
+import { logAppendedEvents } from '../logging/event-log.js';
+import { createLogger, type Logger } from '../logging/logger.js';
 import { effectGauges } from '../metrics/effect-gauges.js';
 import { PromMetrics } from '../metrics/prom-metrics.js';
+import { configuredSagas } from '../config/configured-sagas.js';
+import { readConfigFile } from '../config/read-config-file.js';
 import { loadConfig } from '../providers/config-loader.js';
 import { closeUpstreams } from '../providers/mcp-provider.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
 import { DEFAULT_MAX_CACHED_EFFECTS } from '../shell/workflow-store.js';
 import { ReconcilerWorker } from '../shell/reconciler-worker.js';
-import { SagaRegistry } from '../shell/saga-registry.js';
+import type { SagaRegistry } from '../shell/saga-registry.js';
 import { SagaRunner } from '../shell/saga-runner.js';
 import { SagaWorker } from '../shell/saga-worker.js';
-import { sagas as builtinSagas } from '../../sagas/index.js';
 import { DEFAULT_RECENT_EFFECTS, OpenEffectsProjection } from './open-effects-projection.js';
 import { Gateway, type EffectIndex } from '../gateway/gateway.js';
 import { tenantContentIndex } from './tenant-content-index.js';
@@ -38,6 +41,8 @@ export interface RuntimeOptions {
   workflowCacheEffects?: number;
   /** Effects in the read side's recent window (default 10,000; EFFECTD_RECENT_EFFECTS). */
   recentEffects?: number;
+  /** Where the ledger's notable events and the runtime's faults are logged (default: stderr, EFFECTD_LOG_LEVEL or warn). */
+  logger?: Logger;
 }
 
 /** One effectd instance's parts, wired once; transports (HTTP, Kafka, CLI) only call into it. */
@@ -59,6 +64,7 @@ export interface EffectdRuntime {
   readonly reconcilerWorker: ReconcilerWorker;
   readonly sagas: SagaRegistry;
   readonly sagaRunner: SagaRunner;
+  readonly logger: Logger;
   /** Loads the open-effects snapshot and starts reconciling in the background; returns the snapshot's size. */
   startReconciler(): number;
   close(): Promise<void>;
@@ -67,8 +73,10 @@ export interface EffectdRuntime {
 export async function createRuntime(options: RuntimeOptions): Promise<EffectdRuntime> {
   // 0700, files 0600 (the ledger, the snapshot, the secret, the credentials): see private-files.ts.
   ensurePrivateDir(options.dataDir);
+  const logger = options.logger ?? createLogger({ fd: 2, defaultLevel: 'warn' });
   ensurePrivateDir(join(options.dataDir, 'projections'));
-  const config = loadConfig({ file: options.configFile ?? process.env.EFFECTD_CONFIG, providerUrls: options.providerUrls });
+  const configFile = options.configFile ?? process.env.EFFECTD_CONFIG;
+  const config = loadConfig({ user: configFile ? await readConfigFile(configFile) : undefined, providerUrls: options.providerUrls, onOverride: (line) => console.log(`effectd config: ${line}`) });
   const tools = new ToolRegistry(config);
   const { secret, origin } = loadSecret(options.dataDir);
   const credentialSource = loadCredentials(options.dataDir);
@@ -90,7 +98,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   });
   const reconcilerWorker = new ReconcilerWorker(openEffects, shell.reconciler, tools, now, {
     tickMs: options.reconcileTickMs,
-    onError: (error) => console.error(`effectd reconciler: ${(error as Error).message}`),
+    onError: (error) => logger.error({ err: { message: (error as Error).message } }, `reconciler: ${(error as Error).message}`),
   });
   // A scrape reads no ledger: the read side follows it in the background.
   metrics.beforeScrape(async () => {
@@ -98,10 +106,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     metrics.setEffectGauges(effectGauges(openEffects.list().map((e) => e.state), now(), openEffects.settledCounts()));
     metrics.setWorkflowCache(shell.core.store.stats());
   });
-  const sagas = new SagaRegistry(tools).registerAvailable(builtinSagas);
+  const sagas = configuredSagas(config, tools);
   const sagaRunner = new SagaRunner(shell, sagas, metrics, config.sagas.compensationRetry);
   metrics.initSagas(sagas.names());
-  const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => console.error(`effectd saga worker: ${(error as Error).message}`));
+  const sagaWorker = new SagaWorker(openEffects, sagaRunner, options.reconcileTickMs ?? 250, (error) => logger.error({ err: { message: (error as Error).message } }, `saga worker: ${(error as Error).message}`));
   const effects: EffectIndex = {
     recentLimit: recentEffects,
     async locate(effectId) {
@@ -114,10 +122,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   };
   const credentials = new CredentialBook(credentialSource.credentials);
   const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now });
-  openEffects.follow(options.reconcileTickMs ?? 200, (error) => console.error(`effectd read side: ${(error as Error).message}`));
+  openEffects.follow(options.reconcileTickMs ?? 200, (error) => logger.error({ err: { message: (error as Error).message } }, `read side: ${(error as Error).message}`));
+  // One observer of the ledger: every event this instance appends is logged once, by the instance that appended it.
+  shell.core.store.onAppended(logAppendedEvents(logger));
   let reconciling = false;
   return {
-    gateway, shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner,
+    gateway, shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner, logger,
     dataDir: options.dataDir,
     secretOrigin: origin,
     credentials,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
-import { decodeOutcome } from '../transport/wire/outcome-codec.js';
+import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 
 /** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */

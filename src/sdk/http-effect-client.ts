@@ -1,4 +1,4 @@
-import type { AgentOutcome } from '../core/agent-outcome.js';
+import type { AgentOutcome } from '../core/agent-answer.js';
 
 export interface HttpEffectClientOptions {
   /** effectd's base URL, e.g. http://127.0.0.1:8080 */

@@ -1,7 +1,7 @@
-// The agent SDK: `import { EffectClient } from 'effectd/sdk'`.
+// The agent SDK: `import { HttpEffectClient, EffectClient } from '@effectd/sdk'` (its own package, src/sdk/package.json; also `effectd/sdk`).
 export { EffectClient, encodeCommand, type AnswerStatus, type EffectAnswer, type EffectClientOptions, type EffectRequest } from './effect-client.js';
 export { AgentStatus, EffectCommandSchema, EffectOutcomeSchema, type EffectCommand, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 export { HttpEffectClient, type Decision, type EffectSubmission, type HistoryStep, type HttpEffectClientOptions } from './http-effect-client.js';
 export { WorkflowJournal } from './workflow-journal.js';
-export type { AgentOutcome } from '../core/agent-outcome.js';
-export type { EffectStatus } from '../core/effect-state.js';
+export type { AgentOutcome } from '../core/agent-answer.js';
+export type { EffectStatus } from '../core/effect-status.js';

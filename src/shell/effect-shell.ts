@@ -9,7 +9,9 @@ import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { decideDispatch } from '../core/shell-decision.js';
 import { workflowStream } from '../core/streams.js';
+import { ATTR, currentTraceparent, effectAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
 import { DecisionJournal } from './decision-journal.js';
+import { InlineSettler } from './inline-settle.js';
 import { OperatorActions } from './operator-actions.js';
 import { Reconciler } from './reconciler.js';
 import { ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
@@ -46,18 +48,23 @@ interface Match {
   basis: 'content' | 'target';
 }
 
+/** Traces are exported: the declaration keeps its command's traceparent, so later checks join that trace. */
+const traceparentOf = (traceparent: string | undefined) => (traceparent !== undefined ? { traceparent } : {});
+
 const answered = (answer: ShellAnswer): Decision<Round> => ({ answer: { kind: 'answer', answer } });
 
 /** Rounds of one submission: reconcile-first or a release adds one; more means a defect. */
 const MAX_ROUNDS = 4;
 
 /**
- * The deterministic shell (DESIGN.md): fold → replay / conflict / back off / reconcile-first →
+ * The deterministic shell (docs/design.md): fold → replay / conflict / back off / reconcile-first →
  * claim with the expected revision → dispatch once with the provider key → record before replying.
  */
 export class EffectShell {
   readonly core: ShellCore;
   readonly reconciler: Reconciler;
+  /** After a lost reply: the answer waits, within its budget, for reconciliation to settle it. */
+  readonly settler: InlineSettler;
   /** The model's journaled decisions. */
   readonly journal: DecisionJournal;
   /** What only operators do: resolve what effectd can't, release what it held. */
@@ -66,6 +73,7 @@ export class EffectShell {
   constructor(deps: ShellDeps) {
     this.core = new ShellCore(deps);
     this.reconciler = new Reconciler(this.core);
+    this.settler = new InlineSettler(this.core, this.reconciler);
     this.journal = new DecisionJournal(this.core);
     this.operators = new OperatorActions(this.core);
   }
@@ -103,6 +111,7 @@ export class EffectShell {
         args: canonical, target, principal: as.actor, contentKey,
         ...(as.onBehalfOf !== undefined && as.onBehalfOf !== as.actor ? { onBehalfOf: as.onBehalfOf } : {}),
         ...(command.repeat ? { repeat: command.repeat } : {}),
+        ...traceparentOf(currentTraceparent()),
       },
     };
   }
@@ -118,7 +127,12 @@ export class EffectShell {
    */
   async run(effect: PreparedCommand): Promise<ShellAnswer> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const next = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow));
+      const next = await inSpan(SPAN.declare, SpanKind.INTERNAL, async (span) => {
+        span?.setAttributes(effectAttributes(effect.effectId, effect.tool.name));
+        const decided = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow));
+        span?.setAttribute(ATTR.decision, decided.kind);
+        return decided;
+      });
       switch (next.kind) {
         case 'answer':
           return next.answer;

@@ -1,6 +1,7 @@
 import { decideReconcile } from '../core/reconcile-decision.js';
 import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
+import { withStoredTrace } from '../tracing/index.js';
 import { reconcilePolicy, type Reconciler } from './reconciler.js';
 
 export interface ReconcilerWorkerOptions {
@@ -33,11 +34,13 @@ export class ReconcilerWorker {
     let stepped = 0;
     for (const { stream, state } of this.projection.list()) {
       const tool = this.tools.get(state.declared.tool);
-      if (!tool) continue;
+      // An answer is settling it inline right now (bounded by its budget): one actor at a time.
+      if (!tool || this.reconciler.settling.has(state.effectId)) continue;
       const step = decideReconcile(state, this.now(), reconcilePolicy(tool));
       if (step.kind === 'none' || (step.kind === 'wait' && step.until > this.now())) continue;
       try {
-        await this.reconciler.step(stream, state.effectId, 'scheduled');
+        // In the trace of the command that declared it (when traces are exported and it was stored).
+        await withStoredTrace(state.declared.traceparent, () => this.reconciler.step(stream, state.effectId, 'scheduled'));
         stepped++;
       } catch (error) {
         this.options.onError?.(error);

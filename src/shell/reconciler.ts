@@ -1,11 +1,12 @@
 import { currentAttempt, effectStatus, type EffectState } from '../core/effect-state.js';
 import type { DuplicateDetected, EffectEscalated, ReconciliationChecked, ResendAudited } from '../core/events.js';
-import { decideInlineReconcile, decideReconcile, type ReconcilePolicy, type ReconcileStep } from '../core/reconcile-decision.js';
+import { decideInlineReconcile, decideReconcile, decideSettleStep, type ReconcilePolicy, type ReconcileStep, type SettleProgress } from '../core/reconcile-decision.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { LookupResult } from '../providers/http-provider.js';
 import type { Tool } from '../providers/tool-registry.js';
 import { accepts, type PreparedEffect, type ShellAnswer, type ShellCore } from './shell-core.js';
 import type { Decision } from './workflow-store.js';
+import { checkAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
 
 /** Rounds of one reconciliation step: an inline lookup or a lost resend claim adds one. */
 const MAX_ROUNDS = 4;
@@ -25,17 +26,22 @@ export function reconcilePolicy(tool: Tool): ReconcilePolicy {
 const METHOD = { key: 'lookup-by-key', reference: 'lookup-by-reference', name: 'lookup-by-name' } as const;
 
 /**
- * Resolves unknown effects against the world (DESIGN.md, "Reconciliation"). Every check is an
+ * Resolves unknown effects against the world (docs/design.md, "Reconciliation"). Every check is an
  * event; a resend happens only with the same key while the provider still remembers it.
  * `scheduled` follows backoff and settle windows; `inline` is the shell's reconcile-first when an
  * agent resubmits an unknown effect.
  */
 export class Reconciler {
+  /** Effects an answer is settling inline in this instance: the background worker leaves them to it meanwhile. */
+  readonly settling = new Set<string>();
+
   constructor(private readonly core: ShellCore) {}
 
-  /** Takes the next step for one effect; answers with where it stands afterwards. */
-  async step(stream: string, effectId: string, mode: 'scheduled' | 'inline'): Promise<ShellAnswer | undefined> {
-    let lookedUp = false;
+  /**
+   * Takes the next step for one effect; answers with where it stands afterwards. `settle` is one
+   * step of an inline settle (src/shell/inline-settle.ts), which keeps its progress across steps.
+   */
+  async step(stream: string, effectId: string, mode: 'scheduled' | 'inline' | 'settle', progress: SettleProgress = { lookedUp: false, resent: false }): Promise<ShellAnswer | undefined> {
     // Each round decides on the state as it is now; a lookup (inline) or a lost resend claim leads to one more.
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const workflow = await this.core.read(stream);
@@ -45,29 +51,33 @@ export class Reconciler {
       if (!prepared) return { outcome: this.core.answer(effect, true), disposition: 'held-unknown' };
       const now = this.core.now();
       const policy = reconcilePolicy(prepared.tool);
-      const step: ReconcileStep = mode === 'scheduled' ? decideReconcile(effect, now, policy) : decideInlineReconcile(effect, now, policy, lookedUp);
+      const step: ReconcileStep = mode === 'scheduled' ? decideReconcile(effect, now, policy)
+        : mode === 'inline' ? decideInlineReconcile(effect, now, policy, progress.lookedUp) : decideSettleStep(effect, now, policy, progress);
       switch (step.kind) {
         case 'none':
         case 'wait':
           return { outcome: this.core.answer(effect, true), disposition: effectStatus(effect, now) === 'dispatching' ? 'in-flight' : 'held-unknown' };
         case 'lookup': {
-          lookedUp = true;
-          const checked = await this.lookup(prepared, effect, workflow, policy);
+          progress.lookedUp = true;
+          const checked = await this.traced(prepared, mode, SpanKind.CLIENT, () => this.lookup(prepared, effect, workflow, policy), (c) => [c.method, c.verdict]);
           const next = await this.record(stream, effectId, checked);
-          if (checked.verdict === 'committed' || mode === 'scheduled') return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
+          if (checked.verdict === 'committed' || mode !== 'inline') return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
           continue;
         }
         case 'retry-same-key': {
           const started = await this.core.claimResend(prepared, effect.attempts.length);
           if (!started) continue;
+          progress.resent = true;
           return this.core.dispatchAndRecord(prepared, started);
         }
         case 'not-committed': {
           const proof: ReconciliationChecked = { type: 'ReconciliationChecked', v: 1, at: now, effectId, method: METHOD[policy.lookup as keyof typeof METHOD], asked: 'the settle window has passed', seen: step.why, verdict: 'not_committed' };
+          await this.traced(prepared, mode, SpanKind.INTERNAL, async () => proof, () => ['settle-window', 'not_committed']);
           return { outcome: this.core.answer(await this.record(stream, effectId, proof), false), disposition: 'reconciled' };
         }
         case 'audit': {
-          const next = await this.record(stream, effectId, await this.audit(prepared, effect));
+          const audited = await this.traced(prepared, mode, SpanKind.CLIENT, () => this.audit(prepared, effect), (a) => ['audit', a.type === 'DuplicateDetected' ? 'duplicate' : a.verdict]);
+          const next = await this.record(stream, effectId, audited);
           return { outcome: this.core.answer(next, true), disposition: 'reconciled' };
         }
         case 'escalate': {
@@ -79,6 +89,15 @@ export class Reconciler {
     }
     const effect = (await this.core.read(stream)).effects.get(effectId)!;
     return { outcome: this.core.answer(effect, true), disposition: 'held-unknown' };
+  }
+
+  /** One check as an `effectd.reconcile.check` span: its kind and verdict (a lookup's HTTP call is this span's, and carries its traceparent). */
+  private traced<E>(prepared: PreparedEffect, mode: string, kind: SpanKind, check: () => Promise<E>, describe: (event: E) => [kind: string, verdict: string]): Promise<E> {
+    return inSpan(SPAN.reconcileCheck, kind, async (span) => {
+      const event = await check();
+      span?.setAttributes(checkAttributes(prepared.effectId, prepared.tool.name, mode, ...describe(event)));
+      return event;
+    });
   }
 
   private async lookup(prepared: PreparedEffect, effect: EffectState, workflow: WorkflowState, policy: ReconcilePolicy): Promise<ReconciliationChecked> {
@@ -123,11 +142,8 @@ export class Reconciler {
           const next = after.effects.get(effectId)!;
           if (event.type === 'ReconciliationChecked') this.core.metrics.reconciliationCheck(next.declared.tool, event.verdict);
           else if (event.type === 'EffectEscalated') this.core.metrics.escalated(next.declared.tool);
-          else if (event.type === 'DuplicateDetected') {
-            this.core.metrics.duplicateDetected(next.declared.tool);
-            const { tool, target, tenant, workflowId } = next.declared;
-            console.error(`effectd: DUPLICATE at the provider: ${tool} for ${target} (effect ${effectId}, workflow ${workflowId}, tenant ${tenant}) exists ${event.receipts.length} times: ${event.receipts.join(', ')}; an operator decides (console, or POST /v1/effects/${effectId}/duplicates/<receipt>)`);
-          }
+          // The log says DUPLICATE from the appended event (src/logging/event-log.ts).
+          else if (event.type === 'DuplicateDetected') this.core.metrics.duplicateDetected(next.declared.tool);
           if (next.settledAt === event.at && next.unknownSince !== undefined) this.core.metrics.leftUnknown(next.declared.tool, next.settledAt - next.unknownSince);
           return next;
         },

@@ -28,7 +28,7 @@ export class SagaRegistry {
   }
 
   register(saga: SagaDefinition<any>): this {
-    if (this.sagas.has(saga.name)) throw new Error(`saga "${saga.name}" is registered twice`);
+    if (this.sagas.has(saga.name)) throw new Error(`saga "${saga.name}" is registered twice: give it another name (built-in sagas: sagas/index.ts, registered with builtinSagas)`);
     validateSaga(saga, (tool) => this.tools.get(tool)?.spec.reversibility);
     this.sagas.set(saga.name, saga);
     return this;

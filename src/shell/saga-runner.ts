@@ -10,6 +10,7 @@ import type { EffectShell } from './effect-shell.js';
 import type { SagaRegistry } from './saga-registry.js';
 import type { Decision } from './workflow-store.js';
 import { noopSagaMetrics, type SagaMetrics } from '../metrics/saga-metrics.js';
+import { ATTR, inSpan, sagaStepAttributes, SPAN, SpanKind } from '../tracing/index.js';
 
 export interface SagaStepView {
   name: string;
@@ -94,7 +95,11 @@ export class SagaRunner {
       const { decision } = next;
       if (decision.kind === 'compensate') this.metrics.compensation(decision.tool);
       const command = { workflowId, step: decision.stepKey, ...(decision.kind === 'compensate' ? { slot: String(decision.slot) } : {}), tool: decision.tool, args: decision.args };
-      await this.shell.execute(command, { tenant, actor: `saga:${next.saga}` });
+      await inSpan(SPAN.sagaStep, SpanKind.INTERNAL, async (span) => {
+        span?.setAttributes(sagaStepAttributes({ saga: next.saga, tenant, workflowId, stepKey: decision.stepKey, tool: decision.tool, phase: decision.kind === 'compensate' ? 'compensate' : 'run' }));
+        const answer = await this.shell.execute(command, { tenant, actor: `saga:${next.saga}` });
+        span?.setAttributes({ [ATTR.effectId]: answer.outcome.effectId, [ATTR.outcome]: answer.outcome.status, [ATTR.state]: answer.outcome.state });
+      });
     }
     throw new EffectdError('internal', `saga of workflow ${workflowId} did not settle after ${MAX_MOVES} moves; this is a defect`, { workflowId });
   }

@@ -10,6 +10,7 @@ import type { Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
 import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/provider-router.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
+import { attemptAttributes, classificationAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
 // A cycle (reconciler.ts imports this file) that is safe: reconcilePolicy is a function declaration, called only at run time.
 import { reconcilePolicy } from './reconciler.js';
@@ -148,9 +149,15 @@ export class ShellCore {
 
   /** Dispatches a claimed attempt once and records its outcome before anyone is told. */
   async dispatchAndRecord(effect: PreparedEffect, started: AttemptStarted): Promise<ShellAnswer> {
-    const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey, started.request));
+    // The attempt span is the provider call: its request carries the span's traceparent.
+    const { result, classification } = await inSpan(SPAN.attempt, SpanKind.CLIENT, async (span) => {
+      span?.setAttributes(attemptAttributes(effect.effectId, effect.tool.name, started.attempt));
+      const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey, started.request));
+      const classification = classifyDispatch(result, effect.tool.classification);
+      span?.setAttributes(classificationAttributes(classification));
+      return { result, classification };
+    });
     this.metrics.providerCall(effect.tool.name, result.latencyMs);
-    const classification = classifyDispatch(result, effect.tool.classification);
     this.metrics.attempt(effect.tool.name, classification.outcome);
     const finished: AttemptFinished = {
       type: 'AttemptFinished', v: 1, at: this.now(), effectId: effect.effectId, attempt: started.attempt, outcome: classification.outcome,

@@ -23,6 +23,9 @@ export interface WorkflowCacheStats {
   maxEffects: number;
 }
 
+/** Told of every append this store made, with the state it leads to (the log observes the ledger through this). */
+export type AppendListener = (stream: string, events: readonly LedgerEvent[], after: WorkflowState) => void;
+
 export const DEFAULT_MAX_CACHED_EFFECTS = 20_000;
 const DEFAULT_MAX_CONFLICTS = 50;
 
@@ -40,6 +43,7 @@ export class WorkflowStore {
   private cachedEffects = 0;
   private readonly maxEffects: number;
   private readonly maxConflicts: number;
+  private readonly listeners: AppendListener[] = [];
 
   constructor(readonly ledger: Ledger, private readonly options: WorkflowStoreOptions = {}) {
     this.maxEffects = options.maxCachedEffects ?? DEFAULT_MAX_CACHED_EFFECTS;
@@ -117,8 +121,14 @@ export class WorkflowStore {
         return;
       }
       this.remember(stream, final);
+      for (const listener of this.listeners) listener(stream, events, final);
       return settle(batch, decided);
     }
+  }
+
+  /** Subscribes to appended events; a listener must not throw (the events are already in the ledger). */
+  onAppended(listener: AppendListener): void {
+    this.listeners.push(listener);
   }
 
   stats(): WorkflowCacheStats {

@@ -70,7 +70,7 @@ describe('a bad configuration fails at start, naming the tool and the field', ()
     await expect(start('{ "tools": [')).rejects.toThrow(/not valid JSON/);
   });
   it('accepts a user tool beside the built-in ones', async () => {
-    const runtime = await start({ providers: { crm: { baseUrl: 'http://127.0.0.1:9' } }, tools: [tool] });
+    const runtime = await start({ builtinTools: true, providers: { crm: { baseUrl: 'http://127.0.0.1:9' } }, tools: [tool] });
     expect(runtime.tools.get('crm.create-ticket')).toBeDefined();
     expect(runtime.tools.get('payments.charge')).toBeDefined();
     await runtime.close();

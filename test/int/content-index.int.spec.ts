@@ -15,7 +15,8 @@ describe('the content index: the model deciding again', () => {
   let email: RunningSimulator;
   let effectd: InProcessEffectd;
   let n = 0;
-  const submit = (body: Record<string, unknown>, headers = effectd.agent) => postJson(`${effectd.url}/v1/effects`, body, headers);
+  // About holds while an effect is open: answers do not wait for an inline settle (docs/inline-settle.md).
+  const submit = (body: Record<string, unknown>, headers = effectd.agent) => postJson(`${effectd.url}/v1/effects`, body, { prefer: 'wait=0', ...headers });
 
   beforeAll(async () => {
     payments = await startSimulator('payments', { options: { searchLagMs: 700 } });

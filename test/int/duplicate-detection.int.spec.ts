@@ -30,7 +30,7 @@ describe('a duplicate caused by a provider with a shorter key retention than dec
   it('is detected, recorded with every receipt, queued for an operator, counted, and its extra charge undone once', async () => {
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
     const command = { workflowId: `wf-dup-${Date.now()}`, step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-DUP-1', amount: 4900 } };
-    const first = await postJson(`${effectd.url}/v1/effects`, command, effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command, { ...effectd.agent, prefer: 'wait=0' }); // the reconciler's path: no inline settle
     expect(first.body.status).toBe('unknown');
     await new Promise((r) => setTimeout(r, 400)); // the provider forgets the key; its search still lags
     const again = await postJson(`${effectd.url}/v1/effects`, command, effectd.agent);
@@ -73,7 +73,7 @@ describe('a duplicate caused by a provider with a shorter key retention than dec
     await postJson(`${payments.url}/_admin/reset`, {});
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
     const command = { workflowId: `wf-single-${Date.now()}`, step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-DUP-2', amount: 4900 } };
-    const first = await postJson(`${effectd.url}/v1/effects`, command, effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command, { ...effectd.agent, prefer: 'wait=0' }); // the reconciler's path: no inline settle
     const again = await postJson(`${effectd.url}/v1/effects`, command, effectd.agent); // inside the provider's 300 ms: replayed
     expect(again.body).toMatchObject({ status: 'done' });
     expect((await oracle(payments)).charges).toHaveLength(1);

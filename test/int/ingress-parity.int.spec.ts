@@ -28,7 +28,8 @@ type Command = Record<string, unknown>;
 
 interface Door {
   name: 'http' | 'kafka';
-  submit(command: Command): Promise<Answer>;
+  /** `atOnce`: the answer does not wait for an inline settle (HTTP `Prefer: wait=0`, Kafka `waitMs: 0`). */
+  submit(command: Command, options?: { atOnce?: boolean }): Promise<Answer>;
 }
 
 /** What a scenario may use, for one door: names of its own (workflow, invoice) and the shared parts. */
@@ -77,7 +78,8 @@ const SCENARIOS: Scenario[] = [
     events: [...CHARGED, 'ReconciliationChecked', 'AttemptStarted', 'AttemptFinished'], actors: AGENT,
     play: async ({ door, charge }) => {
       await arm({ type: 'drop-after-mutation' });
-      return [await door.submit(charge()), await door.submit(charge())];
+      // The first answer does not wait for an inline settle: the resubmission's reconcile-first is the point here.
+      return [await door.submit(charge(), { atOnce: true }), await door.submit(charge())];
     },
   },
   {
@@ -92,8 +94,8 @@ const SCENARIOS: Scenario[] = [
       const holder = holdClaim(charge());
       await waitFor('the provider to receive the held charge', async () => ((await chargesPosted()) > before ? true : undefined));
       const started = Date.now();
-      const during = await door.submit(charge());
-      // Answered at once with the outcome (unknown), not after waiting the claim out.
+      const during = await door.submit(charge(), { atOnce: true });
+      // Asked not to wait: answered at once with the outcome (unknown), not after waiting the claim out.
       expect(Date.now() - started).toBeLessThan(HOLD_MS);
       await holder;
       return [during, await door.submit(charge())];
@@ -189,8 +191,8 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
     const codes: number[] = [];
     const door: Door = {
       name: 'http',
-      async submit(command) {
-        const res = await postJson(`${http.url}/v1/effects`, command, bearer(token));
+      async submit(command, options = {}) {
+        const res = await postJson(`${http.url}/v1/effects`, command, { ...bearer(token), ...(options.atOnce ? { prefer: 'wait=0' } : {}) });
         codes.push(res.status);
         // An outcome (200, or 409 for a live claim) carries its status; a refused request did
         // nothing: not_done, as Kafka's refusal says, with the same code.
@@ -206,11 +208,11 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
     const sent: string[] = [];
     const door: Door = {
       name: 'kafka',
-      async submit(command) {
+      async submit(command, options = {}) {
         const correlationId = randomUUID();
         sent.push(correlationId);
         const key = typeof command.workflowId === 'string' ? command.workflowId : correlationId;
-        await producer.send({ topic: topics.commands, acks: -1, messages: [{ key, value: JSON.stringify({ ...command, correlationId }), headers: bearer(token) }] });
+        await producer.send({ topic: topics.commands, acks: -1, messages: [{ key, value: JSON.stringify({ ...command, correlationId, ...(options.atOnce ? { waitMs: 0 } : {}) }), headers: bearer(token) }] });
         const outcome = await outcomes.answer(correlationId);
         if (outcome.error) return { status: STATUS[outcome.status], code: outcome.error.code };
         return { status: STATUS[outcome.status], replayed: outcome.replayed };

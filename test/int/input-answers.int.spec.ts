@@ -274,7 +274,8 @@ describe('an unknown answer says how it will really be settled (item 8)', () => 
     const effectd = await startEffectd({ dataDir: dir, configFile: writeFastPaymentsConfig(dir, payments.url, 2_000) });
     try {
       await lostReply();
-      const answer = await postJson(`${effectd.url}/v1/effects`, { workflowId: 'wf-nolookup', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-NL', amount: 100 } }, effectd.agent);
+      // The words of the unknown answer itself: asked for at once, before an inline settle would resend.
+      const answer = await postJson(`${effectd.url}/v1/effects`, { workflowId: 'wf-nolookup', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-NL', amount: 100 } }, { ...effectd.agent, prefer: 'wait=0' });
       expect(answer.body.status).toBe('unknown');
       expect(answer.body.message).toMatch(/the provider offers no way to look it up, so effectd will send the same request again under the same idempotency key, which the provider deduplicates/);
       expect(answer.body.message).not.toMatch(/checking with the provider/);

@@ -9,7 +9,7 @@ const run = promisify(execFile);
  * The official conformance suite's generic server scenarios against /mcp of `effectd start
  * --mcp-anonymous-agent` (its client sends no credentials; the option only binds to loopback).
  * Scenarios that need the suite's own test tools, resources, prompts, logging or completions do
- * not apply to effectd (README, "MCP: agents call tools").
+ * not apply to effectd (docs/mcp.md).
  */
 describe('MCP conformance suite against /mcp', () => {
   let effectd: EffectdProcess;

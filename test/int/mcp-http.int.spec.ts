@@ -85,7 +85,8 @@ describe('MCP over Streamable HTTP, with the official TypeScript client SDK', ()
     const client = await open(token.agent);
     const workflowId = 'wf-mcp-drop';
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-MCP-DROP', amount: 4900 }, _meta: identity(workflowId, 'charge') });
+    // The re-issue path (reconcile-first) is the point here: no call waits for an inline settle.
+    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-MCP-DROP', amount: 4900 }, _meta: identity(workflowId, 'charge', { 'dev.effectd/waitMs': 0 }) });
     const first = await call();
     await postJson(`${payments.url}/_admin/faults`, { rules: [] });
     expect(first.isError).toBe(false);

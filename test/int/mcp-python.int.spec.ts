@@ -77,7 +77,8 @@ interface PyResult { isError: boolean; structuredContent: Record<string, unknown
 
   it('commit-then-drop: the first call is unknown (not isError), the re-issued call settles, ONE charge at the provider', async () => {
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const meta = { 'dev.effectd/workflowId': 'wf-python', 'dev.effectd/step': 'charge' };
+    // The re-issue path (reconcile-first) is the point here: no call waits for an inline settle.
+    const meta = { 'dev.effectd/workflowId': 'wf-python', 'dev.effectd/step': 'charge', 'dev.effectd/waitMs': 0 };
     const args = { invoiceId: 'INV-PY-1', amount: '49.00 USD' };
     const first = await pyCall('payments_charge', args, meta);
     await postJson(`${payments.url}/_admin/faults`, { rules: [] });

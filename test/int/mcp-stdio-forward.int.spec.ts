@@ -48,7 +48,8 @@ describe('effectd mcp --url: stdio forwarding to a running effectd, with the off
 
   it('commit-then-drop through the forwarder: unknown (not isError), the re-issued call settles, one charge, in the running effectd\'s ledger', async () => {
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-FWD-1', amount: '12.00 USD' }, _meta: { 'dev.effectd/workflowId': 'wf-fwd', 'dev.effectd/step': 'charge' } });
+    // The re-issue path (reconcile-first) is the point here: no call waits for an inline settle.
+    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-FWD-1', amount: '12.00 USD' }, _meta: { 'dev.effectd/workflowId': 'wf-fwd', 'dev.effectd/step': 'charge', 'dev.effectd/waitMs': 0 } });
     const first = await call();
     await postJson(`${payments.url}/_admin/faults`, { rules: [] });
     expect(first.isError).toBe(false);

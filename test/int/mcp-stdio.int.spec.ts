@@ -39,7 +39,8 @@ describe('effectd mcp: stdio, with the official TypeScript client SDK spawning t
 
   it('commit-then-drop over stdio: unknown (not isError), the re-issued call settles, one charge', async () => {
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-STDIO-1', amount: '12.00 USD' }, _meta: { 'dev.effectd/workflowId': 'wf-stdio', 'dev.effectd/step': 1 } });
+    // The re-issue path (reconcile-first) is the point here: no call waits for an inline settle.
+    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-STDIO-1', amount: '12.00 USD' }, _meta: { 'dev.effectd/workflowId': 'wf-stdio', 'dev.effectd/step': 1, 'dev.effectd/waitMs': 0 } });
     const first = await call();
     await postJson(`${payments.url}/_admin/faults`, { rules: [] });
     expect(first.isError).toBe(false);

@@ -16,6 +16,9 @@ import type { RunningSimulator } from '../../src/simulators/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, startPayments, tempDir, waitFor, type EffectdProcess, type InProcessEffectd } from '../support/effectd-harness.js';
 import { KEY_META, startUpstreamPaymentsMcp, type UpstreamPaymentsMcp } from '../support/upstream-payments-mcp.js';
 
+/** These tests are about the background reconciler: the first answer does not wait for an inline settle (docs/inline-settle.md). */
+const atOnce = { prefer: 'wait=0' };
+
 interface Charge { id: string; amount: number; metadata: Record<string, string> }
 const charges = async (sim: RunningSimulator) => ((await getJson(`${sim.url}/_oracle/state`)).body as { charges: Charge[] }).charges;
 
@@ -148,7 +151,7 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
     else upstream.set({ dropRepliesAfterCharge: 1 });
     const callsBefore = upstream.calls.length;
 
-    const first = await postJson(`${effectd.url}/v1/effects`, command(workflowId, `INV-UP-LOSS-${where}`), effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command(workflowId, `INV-UP-LOSS-${where}`), { ...effectd.agent, ...atOnce });
     expect(first.body).toMatchObject({ status: 'unknown', reference: expect.any(String) });
 
     const settled = await committedOnce('the reconciler to settle the effect', () => effectOf(workflowId), payments, first.body.reference);
@@ -175,7 +178,7 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
   it('a tool with no lookup: the lost reply is settled by a same-key resend of the recorded call, which the upstream dedupes: one charge', async () => {
     upstream.set({ dropRepliesAfterCharge: 1 });
     const callsBefore = upstream.calls.length;
-    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-keyed', 'INV-UP-KEYED', 'upstream.charge-keyed'), effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-keyed', 'INV-UP-KEYED', 'upstream.charge-keyed'), { ...effectd.agent, ...atOnce });
     expect(first.body).toMatchObject({ status: 'unknown' });
     const settled = await committedOnce('the resend to settle it', () => effectOf('wf-up-keyed'), payments, first.body.reference);
     expect(settled.attempts).toHaveLength(2);
@@ -195,7 +198,7 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
   it('a timeout waiting for the upstream is unknown, and the late commit is found by search_charges', async () => {
     upstream.set({ delayMs: 3_500 });
     const callsBefore = upstream.calls.length;
-    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-timeout', 'INV-UP-TO'), effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-up-timeout', 'INV-UP-TO'), { ...effectd.agent, ...atOnce });
     expect(first.body).toMatchObject({ status: 'unknown' });
     expect((await effectOf('wf-up-timeout')).attempts[0]!.finished?.reason).toMatch(/no answer/);
     const settled = await committedOnce('the late commit to be found', () => effectOf('wf-up-timeout'), payments, first.body.reference);
@@ -235,7 +238,7 @@ describe('an upstream MCP server over stdio (a child process effectd starts)', (
 
   it('the child dies after the charge committed → unknown; a new child answers search_charges → committed, one charge', async () => {
     writeFileSync(dieMarker, '');
-    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-stdio-die', 'INV-STDIO-DIE'), effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, command('wf-stdio-die', 'INV-STDIO-DIE'), { ...effectd.agent, ...atOnce });
     expect(first.body).toMatchObject({ status: 'unknown' });
     const settled = await committedOnce('the reconciler to settle it', () => effectOf('wf-stdio-die'), payments, first.body.reference);
     expect(settled.attempts).toHaveLength(1);

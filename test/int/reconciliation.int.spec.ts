@@ -15,6 +15,8 @@ const posts = async (sim: RunningSimulator, prefix: string) => ((await getJson(`
 const oracle = async (sim: RunningSimulator) => (await getJson(`${sim.url}/_oracle/state`)).body;
 const arm = (sim: RunningSimulator, rules: unknown[]) => postJson(`${sim.url}/_admin/faults`, { rules });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** These tests are about the background reconciler: the answer does not wait for an inline settle (docs/inline-settle.md). */
+const atOnce = { prefer: 'wait=0' };
 
 let n = 0;
 const chargeCommand = () => ({ workflowId: `wf-rec-${process.pid}-${++n}`, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-R${n}`, amount: 2500 } });
@@ -58,7 +60,7 @@ describe('reconciliation of unknown effects', () => {
     const seeded = await httpExchange(buildRequest(tool, { args, providerKey: deriveProviderKey(secret, effectId, tool.scope(args)), reference: effectId }));
     expect(seeded).toMatchObject({ kind: 'response', status: 500 });
 
-    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, ...atOnce });
     expect(answer.body).toMatchObject({ effectId, state: 'terminal_failure', status: 'unknown' });
     // Nothing is sent again under the poisoned key; the lookup goes on through the settle window, then a human.
     expect(answer.body.message).toMatch(/stored failure, so effectd sends nothing again and keeps looking it up .* then a human decides/);
@@ -77,7 +79,7 @@ describe('reconciliation of unknown effects', () => {
   it('a first-hand 500 is unknown; the reconciler\'s same-key resend meets the stored replay and stops at terminal_failure', async () => {
     const { payments, effectd } = await setup({ searchLagMs: 0 }, { 'payments.charge': { settleWindowMs: 300 } });
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'status', status: 500, afterExecutionBegan: true } }]);
-    const answer = await postJson(`${effectd.url}/v1/effects`, chargeCommand(), effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, chargeCommand(), { ...effectd.agent, ...atOnce });
     expect(answer.body.state).toBe('unknown');
     expect((await settled(effectd, answer.body.effectId)).state).toBe('terminal_failure');
     await sleep(500);
@@ -92,7 +94,7 @@ describe('reconciliation of unknown effects', () => {
     const { payments, effectd } = await setup({ searchLagMs: 800 }, { 'payments.charge': { settleWindowMs: 5_000 } });
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
     const cmd = chargeCommand();
-    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, ...atOnce });
     expect(answer.body.status).toBe('unknown');
     const done = await settled(effectd, answer.body.effectId);
     expect(done.state).toBe('committed');
@@ -109,10 +111,10 @@ describe('reconciliation of unknown effects', () => {
     const { payments, effectd } = await setup({ searchLagMs: 1_200, retentionMs: 300 }, { 'payments.charge': { settleWindowMs: 4_000, idempotency: { retentionMs: 300 } } });
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
     const cmd = chargeCommand();
-    const first = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, ...atOnce });
     expect(first.body.status).toBe('unknown');
     await sleep(450); // the provider has forgotten the key: a resend now would charge twice
-    const retry = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const retry = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, ...atOnce });
     expect(retry.body.status).toBe('unknown');
     expect(retry.body.message).toMatch(/Do not start another payments.charge for invoice INV-R/);
     expect(await posts(payments, '/v1/charges')).toHaveLength(1);

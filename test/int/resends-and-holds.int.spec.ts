@@ -18,7 +18,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let n = 0;
 const uniq = () => `${process.pid}-${++n}`;
-const submit = (effectd: InProcessEffectd, body: Record<string, unknown>) => postJson(`${effectd.url}/v1/effects`, body, effectd.agent);
+// About the reconciler's resends and the holds meanwhile: answers do not wait for an inline settle (docs/inline-settle.md).
+const submit = (effectd: InProcessEffectd, body: Record<string, unknown>) => postJson(`${effectd.url}/v1/effects`, body, { ...effectd.agent, prefer: 'wait=0' });
 const effectState = async (effectd: InProcessEffectd, effectId: string) => (await getJson(`${effectd.url}/v1/effects/${effectId}`, effectd.agent)).body;
 const timeline = async (effectd: InProcessEffectd, workflowId: string) => (await getJson(`${effectd.url}/v1/workflows/${workflowId}`, effectd.agent)).body.timeline as TimelineEntry[];
 const SETTLED = ['committed', 'failed_before_effect', 'terminal_failure', 'escalated'];

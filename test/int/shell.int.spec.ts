@@ -28,7 +28,7 @@ describe('the deterministic shell against a real HTTP provider', () => {
     await postJson(`${payments.url}/_admin/reset`, {});
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
     const cmd = command();
-    const first = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const first = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, prefer: 'wait=0' }); // no inline settle: the resubmission's reconcile-first is the point
     expect(first.status).toBe(200);
     expect(first.body.status).toBe('unknown');
     expect(first.body.message).toMatch(/Do not start another payments.charge/);
@@ -67,7 +67,7 @@ describe('the deterministic shell against a real HTTP provider', () => {
     const declined = await postJson(`${effectd.url}/v1/effects`, command(), effectd.agent);
     expect(declined.body).toMatchObject({ status: 'not_done', state: 'failed_before_effect' });
     await arm(payments, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'status', status: 503 } }]);
-    const unavailable = await postJson(`${effectd.url}/v1/effects`, command(), effectd.agent);
+    const unavailable = await postJson(`${effectd.url}/v1/effects`, command(), { ...effectd.agent, prefer: 'wait=0' }); // the classification, before any inline settle
     expect(unavailable.body.status).toBe('unknown');
   });
 

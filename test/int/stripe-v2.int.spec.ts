@@ -41,7 +41,7 @@ describe('Stripe v1 and v2: a failure the provider stored under the key', () => 
   it('v1 (payments.charge): the resend meets the replayed 500 and the effect stops at terminal_failure, nothing charged', async () => {
     const { v1, effectd } = await setup();
     await storedFailure(v1);
-    const answer = await postJson(`${effectd.url}/v1/effects`, command('payments.charge'), effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, command('payments.charge'), { ...effectd.agent, prefer: 'wait=0' }); // the reconciler's path: no inline settle
     expect(answer.body).toMatchObject({ state: 'unknown', status: 'unknown' });
     expect((await settled(effectd, answer.body.effectId)).state).toBe('terminal_failure');
     const sent = await posts(v1);
@@ -53,7 +53,7 @@ describe('Stripe v1 and v2: a failure the provider stored under the key', () => 
     const { v2, effectd } = await setup();
     await storedFailure(v2);
     const cmd = command('payments.charge-v2');
-    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, prefer: 'wait=0' });
     expect(answer.body).toMatchObject({ state: 'unknown', status: 'unknown' });
     const done = await settled(effectd, answer.body.effectId);
     expect(done.state).toBe('committed');
@@ -74,7 +74,7 @@ describe('Stripe v1 and v2: a failure the provider stored under the key', () => 
   it('a v2 contract against a provider that does replay its stored 500 (v1): the replayed 500 is never taken as poison, every resend carries the one key, nothing is charged', async () => {
     const { v2, effectd } = await setup('v1');
     await storedFailure(v2);
-    const answer = await postJson(`${effectd.url}/v1/effects`, command('payments.charge-v2'), effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, command('payments.charge-v2'), { ...effectd.agent, prefer: 'wait=0' });
     // Two same-key resends met the replay (the contract's resend bounds then hand it to a human).
     const sent = await waitFor('two resends', async () => {
       const requests = await posts(v2);

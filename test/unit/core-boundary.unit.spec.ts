@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** The domain core has no I/O: no framework, driver, network, file or process imports (DESIGN.md, "Layout"). */
+/** The domain core has no I/O: no framework, driver, network, file or process imports (docs/design.md, "Layout"). */
 const FORBIDDEN = /from '(@nestjs\/[^']*|kafkajs|pg|prom-client|better-sqlite3|@kurrent\/[^']*|express|node:(fs|http|https|net|child_process|dgram|worker_threads)|fs|http|net)'/;
 const ADAPTERS = /from '\.\.?\/(\.\.\/)*(ledger|shell|api|transport|providers|runtime|metrics|cli|simulators|bench|sdk|harness)\//;
 

@@ -35,16 +35,16 @@ function objectShape(schema: z.ZodType): Record<string, z.ZodType> {
   return inner.shape as Record<string, z.ZodType>;
 }
 
-describe('README.md', () => {
+describe('docs/configuration.md', () => {
   it('the example tool under "Tools and their contracts" parses, compiles and declares its replayHeader', () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-    const at = readme.indexOf('\n## Tools and their contracts\n');
+    const configuration = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
+    const at = configuration.indexOf('\n## Tools and their contracts\n');
     expect(at).toBeGreaterThanOrEqual(0);
-    const block = /```json\n([\s\S]*?)\n```/.exec(readme.slice(at));
+    const block = /```json\n([\s\S]*?)\n```/.exec(configuration.slice(at));
     const config = effectdConfigSpec.parse(JSON.parse(block![1]!.replaceAll('…', 'x')));
     const tool = new ToolRegistry(config).get('crm.create-ticket')!;
     expect(tool.spec.replayHeader).toBe('idempotent-replayed');
-    expect(readme.slice(at)).toContain('](docs/tool-reference.md#contract-fields)');
+    expect(configuration.slice(at)).toContain('](tool-reference.md#contract-fields)');
   });
 });
 

@@ -10,6 +10,15 @@ export const DLQ_HEADER = {
   timestamp: 'effectd-original-timestamp',
 } as const;
 
+/** What the log says of a parked command: where it sat, its workflow (the message key), where it went and why. */
+export interface DeadLetterNotice {
+  from: string;
+  workflowId?: string;
+  deadLetterTopic: string;
+  reason: DeadLetterReason;
+  detail: string;
+}
+
 /**
  * A dead letter keeps the ORIGINAL bytes as its value (so it can be fixed and replayed as it was),
  * the original key, and says where it came from and why in headers; the reason is JSON.

@@ -10,6 +10,7 @@ import type { CommandLease, CommandVerdict, DeadLetterReason, Reply } from './co
 import { verdictFor, type Refuse } from './error-verdict.js';
 import type { KafkaTopics } from './kafka-settings.js';
 import { replyTopicRefusal } from './reply-topic.js';
+import { withTraceFrom } from '../../tracing/index.js';
 
 export interface ProcessorOptions {
   /** Failed tries (ledger or provider plumbing) after which the ledger is probed: healthy → the message is poison. */
@@ -74,7 +75,8 @@ export class EffectCommandProcessor {
       if (!lease.isActive()) return { kind: 'abandoned' };
       let failure: EffectdError;
       try {
-        const { outcome, address } = await this.runtime.gateway.submit(caller, decoded.command);
+        // The producer's trace context travels in the record's headers (traceparent, tracestate).
+        const { outcome, address } = await withTraceFrom(record.headers, () => this.runtime.gateway.submit(caller, decoded.command, decoded.waitMs !== undefined ? { waitMs: decoded.waitMs } : {}));
         return { kind: 'answer', reply: { ...replyTo(envelope.replyTopic, envelope.correlationId), key: address.workflowId, value: encodeOutcome(outcome, { ...envelope, ...address }) } };
       } catch (thrown) {
         failure = asEffectdError(thrown);

@@ -5,7 +5,7 @@ import { EffectdError } from '../../core/errors.js';
 import { backoffMs, pauseWhile, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
-import { deadLetter } from './dead-letter.js';
+import { deadLetter, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { completedPrefix, runInKeyedLanes, Semaphore } from './keyed-lanes.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
@@ -48,7 +48,12 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   /** Handler failures so far, by "topic[partition]@offset" of the failing command. */
   private readonly failures = new Map<string, number>();
 
-  constructor(private readonly settings: KafkaIngressSettings, private readonly metrics: IngressMetrics, private readonly log: (line: string) => void) {
+  constructor(
+    private readonly settings: KafkaIngressSettings,
+    private readonly metrics: IngressMetrics,
+    private readonly log: (line: string) => void,
+    private readonly deadLettered: (notice: DeadLetterNotice) => void = (n) => log(`effectd kafka: ${n.from} → ${n.deadLetterTopic} (${n.reason}: ${n.detail})`),
+  ) {
     super();
     this.inFlight = new Semaphore(settings.maxInFlight);
     this.kafka = new Kafka({
@@ -196,7 +201,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       const parked = deadLetter(this.settings.topics.deadLetters, { topic, partition, message }, verdict.reason, verdict.detail, new Date());
       if (!(await this.publish(parked.topic, parked, lease))) return false;
       this.metrics.deadLettered(verdict.reason);
-      this.log(`effectd kafka: ${topic}[${partition}]@${message.offset} → ${this.settings.topics.deadLetters} (${verdict.reason}: ${verdict.detail.slice(0, 300)})`);
+      this.deadLettered({ from: where, ...(message.key ? { workflowId: message.key.toString() } : {}), deadLetterTopic: this.settings.topics.deadLetters, reason: verdict.reason, detail: verdict.detail.slice(0, 300) });
       if (verdict.reply) await this.publishReply(verdict.reply, lease);
       return true;
     }

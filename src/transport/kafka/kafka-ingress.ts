@@ -22,9 +22,9 @@ export interface KafkaIngress {
 
 /** Starts the Kafka ingress (a NestJS microservice on effectd's batching Kafka transport) for one runtime. */
 export async function startKafkaIngress(runtime: EffectdRuntime, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
-  const log = options.log ?? ((line: string) => console.error(line));
+  const log = options.log ?? ((line: string) => runtime.logger.warn(line));
   const processor = new EffectCommandProcessor(runtime, settings.topics, { ...options, log });
-  const strategy = new KafkaCommandServer(settings, runtime.metrics, log);
+  const strategy = new KafkaCommandServer(settings, runtime.metrics, log, (notice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${notice.from} → ${notice.deadLetterTopic} (${notice.reason}: ${notice.detail})`));
   const app: INestMicroservice = await NestFactory.createMicroservice(KafkaIngressModule.forProcessor(processor), { strategy, logger: ['error', 'warn'] });
   await app.listen();
   return { settings, close: () => app.close() };

@@ -12,7 +12,8 @@ export interface CommandEnvelope {
 }
 
 export type DecodedCommand =
-  | { ok: true; command: EffectCommandInput; envelope: CommandEnvelope }
+  /** `waitMs`: the command's answer budget after a lost reply (absent: the tool's default). */
+  | { ok: true; command: EffectCommandInput; envelope: CommandEnvelope; waitMs?: number }
   | { ok: false; detail: string; envelope: CommandEnvelope };
 
 /**
@@ -29,7 +30,7 @@ export function decodeCommand(value: Buffer | null): DecodedCommand {
   } catch (error) {
     return { ok: false, detail: `not an effectd.v1.EffectCommand in proto3 JSON: ${(error as Error).message}`, envelope: looseEnvelope(text) };
   }
-  return { ok: true, command: toCommandInput(wire), envelope: envelopeOf(wire) };
+  return { ok: true, command: toCommandInput(wire), envelope: envelopeOf(wire), ...(wire.waitMs !== undefined ? { waitMs: wire.waitMs } : {}) };
 }
 
 function toCommandInput(wire: WireCommand): EffectCommandInput {

@@ -1,8 +1,8 @@
-import { create, fromJsonString, toJsonString } from '@bufbuild/protobuf';
+import { create, toJsonString } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { AgentOutcome, AgentStatus as CoreStatus } from '../../core/agent-outcome.js';
 import type { CommandEnvelope } from './command-codec.js';
-import { AgentStatus, EffectOutcomeSchema, type EffectOutcome } from './effectd/v1/effectd_pb.js';
+import { AgentStatus, EffectOutcomeSchema } from './effectd/v1/effectd_pb.js';
 
 const TO_WIRE: Record<CoreStatus, AgentStatus> = { done: AgentStatus.DONE, not_done: AgentStatus.NOT_DONE, unknown: AgentStatus.UNKNOWN };
 
@@ -28,6 +28,7 @@ export function encodeOutcome(outcome: AgentOutcome, address: OutcomeAddress): s
     checking: outcome.checking ?? '',
     ...(Number.isFinite(expect) ? { expectAnswerBy: timestampFromMs(expect) } : {}),
     replayed: outcome.replayed,
+    ...(outcome.waitedMs !== undefined ? { waitedMs: outcome.waitedMs } : {}),
   }));
 }
 
@@ -53,10 +54,7 @@ export function encodeRefusal(refusal: CommandRefusal, address: OutcomeAddress):
   }));
 }
 
-export function decodeOutcome(text: string): EffectOutcome {
-  // Newer effectd versions may add fields: an older client must still read the answer.
-  return fromJsonString(EffectOutcomeSchema, text, { ignoreUnknownFields: true });
-}
+export { decodeOutcome } from './outcome-decoder.js';
 
 function addressFields(address: OutcomeAddress) {
   return {

@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import { ledgerEvent } from '../../core/events.js';
+
+/**
+ * What effectd answers over HTTP, as zod schemas: the OpenAPI document's response bodies. The
+ * handlers build these objects in src/gateway/gateway.ts; the schemathesis run and
+ * test/int/openapi.int.spec.ts check that the answers keep matching them.
+ */
+
+const isoTime = (what: string) => z.iso.datetime().meta({ description: what });
+
+export const effectStatusSchema = z.enum(['declared', 'dispatching', 'committed', 'failed_before_effect', 'terminal_failure', 'unknown', 'escalated', 'held'])
+  .meta({ description: 'Where the effect stands in the ledger. `unknown` is a pending fact (being checked), not a failure; `held` is a new step whose content matches an effect that is done or still open.' });
+
+export const agentStatusSchema = z.enum(['done', 'not_done', 'unknown'])
+  .meta({ description: 'The three-state answer: `done` with evidence (receipt), `not_done` (safe to try again as a new step), `unknown` (being checked: do not start another).' });
+
+const outcomeShape = {
+  status: agentStatusSchema,
+  effectId: z.string().meta({ description: 'The effect\'s identity: stable across every retry, restart and instance (empty for a saga\'s own answer).' }),
+  state: effectStatusSchema,
+  tool: z.string().meta({ description: 'The tool (or `saga:<name>`).' }),
+  target: z.string().meta({ description: 'What the effect acts on, from the tool\'s contract (e.g. the invoice id).' }),
+  receipt: z.string().optional().meta({ description: 'Provider evidence that the effect exists (charge id, message id, …).' }),
+  reason: z.string().optional().meta({ description: 'Why it stands where it stands (the provider\'s refusal, the match it was held against, …).' }),
+  replayed: z.boolean().meta({ description: 'True when the answer came from the ledger without calling the provider.' }),
+  reference: z.string().optional().meta({ description: 'For `unknown`: the reference stamped into the effect, to look it up by.' }),
+  checking: z.string().optional().meta({ description: 'For `unknown`: what effectd is checking.' }),
+  expectAnswerBy: isoTime('For `unknown`: when the next answer is expected.').optional(),
+  waitedMs: z.number().nonnegative().optional().meta({ description: 'After a lost reply: how long this answer waited for the truth (see the `Prefer: wait=N` header).' }),
+  message: z.string().meta({ description: 'One sentence a model cannot misread.' }),
+};
+
+export const effectOutcomeSchema = z.object(outcomeShape).meta({ description: 'The three-state outcome of an effect command, as an agent reads it.' });
+
+const duplicatesSchema = z.object({
+  receipts: z.array(z.string()).meta({ description: 'Every object found at the provider for this one effect.' }),
+  own: z.string().optional().meta({ description: 'The receipt the effect itself recorded.' }),
+  unhandled: z.array(z.string()).meta({ description: 'Extra objects an operator has not dealt with yet.' }),
+  handled: z.record(z.string(), z.object({
+    action: z.enum(['compensated', 'kept']),
+    by: z.string(),
+    reason: z.string(),
+    compensationEffectId: z.string().optional(),
+  })).meta({ description: 'What an operator decided for each extra object, by receipt.' }),
+  detectedAt: isoTime('When the duplicate was detected.'),
+  undoTool: z.string().optional().meta({ description: 'The tool that undoes one extra object, when the contract declares one.' }),
+}).meta({ description: 'A detected duplicate: more than one object at the provider for one effect.' });
+
+const viewShape = {
+  ...outcomeShape,
+  tenant: z.string(),
+  workflowId: z.string(),
+  step: z.string(),
+  slot: z.string(),
+  declaredBy: z.string().meta({ description: 'The authenticated credential that declared it (or `saga:<name>`).' }),
+  onBehalfOf: z.string().optional().meta({ description: 'The on-behalf-of label the command carried (its `principal`), never the actor.' }),
+  attempts: z.number().int().nonnegative().meta({ description: 'Dispatches to the provider so far.' }),
+  unknownSince: isoTime('Since when the outcome has been unknown.').optional(),
+  resolvedBy: z.string().optional().meta({ description: 'The operator who settled it by hand.' }),
+  duplicates: duplicatesSchema.optional(),
+};
+
+export const effectViewSchema = z.object(viewShape).meta({ description: 'An effect as operators list it: its outcome and where it sits.' });
+
+export const effectDetailSchema = z.object({
+  ...viewShape,
+  args: z.record(z.string(), z.unknown()).meta({ description: 'The canonical arguments the effect was declared with.' }),
+  evidence: z.array(z.object({ at: isoTime('When it was recorded.'), type: z.string(), summary: z.string() }))
+    .meta({ description: 'Every event about the effect, in order: intent, attempts, checks, escalations, resolutions.' }),
+}).meta({ description: 'One effect with its whole history.' });
+
+export const effectListSchema = z.object({
+  effects: z.array(effectViewSchema),
+  nextCursor: z.string().optional().meta({ description: 'Present when more effects matched than `limit`: pass it back as `?cursor=` (with the same state and tenant) for the next page.' }),
+  cutShort: z.string().optional().meta({ description: 'Present when more effects matched than `limit`: how many, and how to get the rest.' }),
+  window: z.string().optional().meta({ description: 'Present when the list comes from the recent window rather than every open effect.' }),
+});
+
+const workflowSummarySchema = z.object({
+  tenant: z.string(),
+  workflowId: z.string(),
+  effects: z.number().int().nonnegative(),
+  states: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Effects by state.' }),
+  tools: z.array(z.string()),
+  needsOperator: z.boolean().meta({ description: 'Some effect is escalated, terminal or an unhandled duplicate: only an operator moves it.' }),
+  open: z.boolean().meta({ description: 'Some effect is unknown or in flight.' }),
+  firstEventAt: isoTime('The first event of the workflow.'),
+  lastEventAt: isoTime('The latest event of the workflow.'),
+});
+
+export const workflowListSchema = z.object({
+  total: z.number().int().nonnegative(),
+  effects: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Effects by state, over every listed workflow.' }),
+  needHuman: z.number().int().nonnegative().meta({ description: 'Effects only an operator can move.' }),
+  workflows: z.array(workflowSummarySchema),
+  window: z.string(),
+});
+
+const compensationViewSchema = z.object({ name: z.string(), tool: z.string(), effectId: z.string(), state: z.string(), receipt: z.string().optional(), tries: z.number().int().nonnegative() })
+  .meta({ description: 'The latest try of the step\'s compensation.' });
+
+export const sagaViewSchema = z.object({
+  saga: z.string(),
+  workflowId: z.string(),
+  tenant: z.string(),
+  status: z.enum(['running', 'paused', 'compensating', 'completed', 'compensated', 'compensation_failed']),
+  why: z.string().optional(),
+  steps: z.array(z.object({
+    name: z.string(),
+    tool: z.string(),
+    reversibility: z.string(),
+    effectId: z.string(),
+    state: z.string(),
+    receipt: z.string().optional(),
+    compensation: compensationViewSchema.optional(),
+  })),
+}).meta({ description: 'A saga\'s steps, their states and compensations, in order.' });
+
+export const workflowTimelineSchema = z.object({
+  tenant: z.string(),
+  workflowId: z.string(),
+  revision: z.number().int().meta({ description: 'The stream revision the timeline was read at.' }),
+  effects: z.array(z.object({
+    ...outcomeShape,
+    step: z.string(),
+    slot: z.string(),
+    attempts: z.number().int().nonnegative(),
+    declaredAt: isoTime('When the effect was declared.'),
+    declaredBy: z.string(),
+    onBehalfOf: z.string().optional(),
+    unknownSince: isoTime('Since when the outcome has been unknown.').optional(),
+    settledAt: isoTime('When the effect settled.').optional(),
+    resolvedBy: z.string().optional(),
+  })),
+  saga: sagaViewSchema.optional(),
+  timeline: z.array(z.object({
+    revision: z.number().int().nonnegative(),
+    position: z.number().int().nonnegative().meta({ description: 'The event\'s global position in the ledger.' }),
+    at: isoTime('When the event was decided.'),
+    type: z.string(),
+    effectId: z.string().optional(),
+    summary: z.string(),
+    event: ledgerEvent,
+  })).meta({ description: 'Every event of the workflow stream, as recorded, in order.' }),
+}).meta({ description: 'A workflow\'s timeline: every intent, attempt, check and outcome, and each effect\'s state.' });
+
+const decisionViewSchema = z.object({
+  step: z.string(),
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  decidedBy: z.string().optional(),
+  recordedBy: z.string().optional(),
+  at: isoTime('When the decision was journaled.'),
+}).meta({ description: 'The model\'s decision for a step, journaled before acting.' });
+
+export const decisionResultSchema = z.object({
+  replayed: z.boolean().meta({ description: 'True when the step was decided already: the earlier decision is returned, not overwritten.' }),
+  decision: decisionViewSchema,
+});
+
+export const decisionListSchema = z.object({ decisions: z.array(decisionViewSchema) });
+
+export const historySchema = z.object({
+  workflowId: z.string(),
+  steps: z.array(z.object({
+    step: z.string(),
+    decision: z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
+    outcomes: z.array(z.object({ slot: z.string(), effectId: z.string(), status: agentStatusSchema, receipt: z.string().optional(), message: z.string() })),
+  })),
+}).meta({ description: 'What the model is told about earlier steps, built from the ledger.' });
+
+export const sagaListSchema = z.object({
+  sagas: z.array(z.object({
+    name: z.string(),
+    version: z.number().int(),
+    description: z.string(),
+    steps: z.array(z.object({ name: z.string(), tool: z.string(), reversibility: z.string(), compensation: z.string().optional() })),
+  })),
+  unavailable: z.array(z.object({ name: z.string(), why: z.string() })).meta({ description: 'Sagas set aside at start, with why (e.g. a tool that is not configured).' }),
+});
+
+export const whoamiSchema = z.object({
+  name: z.string(),
+  role: z.enum(['agent', 'operator']),
+  tenant: z.string().meta({ description: 'The tenant the credential acts for (`*`: every tenant).' }),
+});
+
+export const healthSchema = z.looseObject({
+  status: z.literal('ok'),
+  instanceId: z.string(),
+  ledger: z.string().meta({ description: 'The ledger adapter (sqlite, postgres, kurrentdb).' }),
+});
+
+/** Every error answer: a code to branch on, a sentence that says what to do, and the code's details. */
+export const errorBodySchema = z.looseObject({
+  error: z.string().meta({ description: 'A code to branch on (invalid_command, unknown_tool, unauthorized, forbidden, not_found, intent_conflict, concurrency_conflict, contention, unavailable, invalid_json, too_large, unsupported_media_type, shutting_down, …).' }),
+  action: z.enum(['invalid_input', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'retry_after', 'terminal']).optional()
+    .meta({ description: 'What to do next: fix the input, authenticate, stop, look elsewhere, re-read and decide again, retry later, or give up.' }),
+  message: z.string().meta({ description: 'What went wrong and what to do, in one or two sentences.' }),
+  fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().meta({ description: 'For invalid input: each offending field by its path.' }),
+  retryAfterMs: z.number().optional().meta({ description: 'For retry_after: when to send the same thing again (also the Retry-After header).' }),
+}).meta({ description: 'An error: `error` is the code, `message` says what to do; other fields are the code\'s details.' });

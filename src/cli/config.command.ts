@@ -1,0 +1,40 @@
+import { configSchemaText, CONFIG_SCHEMA_FILE } from '../config/config-schema.js';
+import { configSummary } from '../config/config-summary.js';
+import { configuredSagas } from '../config/configured-sagas.js';
+import { readConfigFile } from '../config/read-config-file.js';
+import { loadConfig } from '../providers/config-loader.js';
+import { ToolRegistry } from '../providers/tool-registry.js';
+import type { CommandSpec } from './cli-kit.js';
+
+export const configCommand: CommandSpec = {
+  name: 'config',
+  summary: 'Check a configuration file (JSON or an ES module) and print its providers, tools and sagas; or print the config JSON Schema.',
+  usage: 'effectd config check <effectd.config.mjs|.js|.json>   |   effectd config schema',
+  options: {},
+  optionHelp: [
+    ['check FILE', 'validate FILE exactly as effectd start would (contracts, templates, sagas against the tools); exit 0 when valid, 1 with each error'],
+    ['schema', `print the JSON Schema of a JSON config (committed as ${CONFIG_SCHEMA_FILE})`],
+  ],
+  async run(_values, positionals) {
+    const [action, file, ...extra] = positionals;
+    if (action === 'schema' && file === undefined) {
+      process.stdout.write(configSchemaText());
+      return 0;
+    }
+    if (action !== 'check') throw new Error(`say what to do: effectd config check <file>, or effectd config schema${action ? ` (not "${action}")` : ''}`);
+    if (!file) throw new Error('which file? effectd config check <effectd.config.mjs|.json>');
+    if (extra.length > 0) throw new Error(`one file at a time (also given: ${extra.join(' ')})`);
+    const overrides: string[] = [];
+    try {
+      const config = loadConfig({ user: await readConfigFile(file), onOverride: (line) => overrides.push(line) });
+      const tools = new ToolRegistry(config);
+      const sagas = configuredSagas(config, tools);
+      console.log(`${file}: valid`);
+      for (const line of [...overrides.map((o) => `override: ${o}`), ...configSummary(config, tools, sagas)]) console.log(line);
+      return 0;
+    } catch (error) {
+      process.stderr.write(`effectd config check: ${file} is not valid:\n${(error as Error).message}\n`);
+      return 1;
+    }
+  },
+};

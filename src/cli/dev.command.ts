@@ -1,0 +1,121 @@
+import { join, resolve } from 'node:path';
+import { startHttpServer, type HttpServer } from '../api/http-server.js';
+import { spawnSimulator, type SimulatorProcess } from '../harness/simulator-process.js';
+import { createLogger } from '../logging/logger.js';
+import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { portOption, type CommandSpec } from './cli-kit.js';
+import { Drain, drainTimeoutMs } from './drain.js';
+import { cliInvocation, shellPath, tokenCommandFor, tokenCommandLine } from './token.command.js';
+
+/** The built-in providers (config/builtin-tools.json) and the simulator that plays each. */
+const DEV_PROVIDERS: readonly { provider: string; kind: string; args: string[] }[] = [
+  { provider: 'payments', kind: 'payments', args: [] },
+  { provider: 'payments-v2', kind: 'payments', args: ['--api-version', 'v2'] },
+  { provider: 'email', kind: 'email', args: [] },
+  { provider: 'cloud', kind: 'cloud', args: [] },
+  { provider: 'weak', kind: 'weak', args: [] },
+  { provider: 'travel', kind: 'travel', args: [] },
+];
+
+interface DevSimulator { provider: string; process: SimulatorProcess }
+
+export const devCommand: CommandSpec = {
+  name: 'dev',
+  summary: 'Run a development server: effectd on SQLite with a simulated provider for every built-in tool, each in its own process.',
+  usage: 'effectd dev [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd-dev] [--config effectd.config.json]',
+  options: { port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, config: { type: 'string' } },
+  optionHelp: [
+    ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
+    ['--host H', 'address to listen on (default 127.0.0.1)'],
+    ['--data-dir D', 'the dev ledger, secret and credentials (default ./.effectd-dev); the simulators keep their state in memory only'],
+    ['--config FILE', 'your providers, tools and sagas, as for effectd start (or EFFECTD_CONFIG); the simulators answer for the built-in providers'],
+  ],
+  async run(values) {
+    const port = portOption(values.port, 8080);
+    const host = String(values.host ?? '127.0.0.1');
+    const dataDir = resolve(String(values['data-dir'] ?? '.effectd-dev'));
+    const drainMs = drainTimeoutMs();
+    const logger = createLogger({ fd: 1 });
+    const drain = new Drain(drainMs, logger);
+    const simulators = await startSimulators();
+    let runtime: EffectdRuntime | undefined;
+    let server: HttpServer | undefined;
+    try {
+      const providerUrls = Object.fromEntries(simulators.map((s) => [s.provider, s.process.url]));
+      runtime = await createRuntime({ dataDir, configFile: values.config as string | undefined, providerUrls, logger });
+      server = await startHttpServer(runtime, port, host);
+      runtime.startReconciler();
+    } catch (error) {
+      await server?.close();
+      await runtime?.close();
+      await stopAll(simulators);
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`${host}:${port} is already in use (another effectd dev?): stop it, or pass --port N (0 picks a free port)`);
+      throw error;
+    }
+    process.stdout.write(banner(server.url, runtime, simulators, dataDir));
+    const [http, rt] = [server, runtime];
+    return drain.serveUntilDrained([
+      [{ name: 'HTTP ingress', close: () => http.close(), inFlight: () => `unanswered requests: ${http.inFlight()}` }],
+      [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => rt.close() }],
+      // Last: an effect in flight during the drain still reaches its provider.
+      [{ name: 'simulated providers', close: () => stopAll(simulators) }],
+    ]);
+  },
+};
+
+/** Starts every simulator at once on free ports; if one fails the others are stopped. Any exit of dev takes them along. */
+async function startSimulators(): Promise<DevSimulator[]> {
+  const started = await Promise.allSettled(DEV_PROVIDERS.map(async ({ provider, kind, args }) => ({ provider, process: await spawnSimulator(kind, args) })));
+  const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await stopAll(running);
+    throw new Error(`a simulated provider did not start: ${(failed.reason as Error).message}`);
+  }
+  process.once('exit', () => {
+    for (const s of running) if (s.process.child.exitCode === null && s.process.child.signalCode === null) s.process.child.kill('SIGTERM');
+  });
+  return running;
+}
+
+async function stopAll(simulators: readonly DevSimulator[]): Promise<void> {
+  await Promise.all(simulators.map((s) => s.process.stop()));
+}
+
+function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSimulator[], dataDir: string): string {
+  const cli = cliInvocation();
+  const toolsOf = (provider: string) => runtime.tools.list().filter((t) => t.provider.name === provider).map((t) => t.name);
+  const width = Math.max(...simulators.map((s) => s.provider.length));
+  const { file, created } = runtime.credentialsFile;
+  const row = (label: string, value: string) => `  ${label.padEnd(16)}${value}`;
+  return [
+    '',
+    'effectd dev — effectd with a simulated provider for every built-in tool (for development: the simulators start empty on every run; the ledger in the data dir stays)',
+    '',
+    row('HTTP API', `${url}  (POST /v1/effects, GET /v1/workflows/:id, GET /v1/effects?state=attention)`),
+    row('Console', `${url}/`),
+    row('MCP', `${url}/mcp  (Streamable HTTP; bearer token)`),
+    row('API docs', `${url}/docs  (OpenAPI at ${url}/openapi.json)`),
+    row('Metrics', `${url}/metrics`),
+    '',
+    '  Simulated providers:',
+    ...simulators.map((s) => {
+      const tools = toolsOf(s.provider);
+      return `    ${s.provider.padEnd(width)}  ${s.process.url}  pid ${s.process.pid}  (${tools.length > 0 ? tools.join(', ') : 'no tool of this config uses it'})`;
+    }),
+    '',
+    row('Ledger', `${runtime.ledger.kind} at ${join(dataDir, 'ledger.db')}`),
+    row('Credentials', `${file}${created ? ' (created now)' : ''}`),
+    row('Agent token', tokenCommandLine(dataDir)),
+    row('Operator token', tokenCommandFor(dataDir, 'operator')),
+    '',
+    '  Try it:',
+    `    ${tokenCommandLine(dataDir)}`,
+    `    curl -s -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
+    `      -d '{"workflowId":"wf-1","step":1,"tool":"payments.charge","args":{"invoiceId":"INV-1","amount":"49.00 USD"}}'`,
+    `    ${cli} effects --state attention --url ${url} --data-dir ${shellPath(dataDir)}`,
+    '',
+    'Ctrl-C stops effectd (drained) and the simulators. The log follows (EFFECTD_LOG_LEVEL, EFFECTD_LOG_FORMAT=json|pretty).',
+    '',
+  ].join('\n');
+}

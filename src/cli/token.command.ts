@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { packageRoot } from '../providers/config-loader.js';
+import { loadCredentials } from '../runtime/credentials.js';
+import type { CommandSpec } from './cli-kit.js';
+
+const ROLES = ['agent', 'operator'] as const;
+
+export const tokenCommand: CommandSpec = {
+  name: 'token',
+  summary: 'Print the bearer token of the first credential with a role, for scripts: TOKEN=$(effectd token).',
+  usage: 'effectd token [--role agent|operator] [--data-dir D]',
+  options: { role: { type: 'string' }, 'data-dir': { type: 'string' } },
+  optionHelp: [
+    ['--role R', 'agent (default) or operator'],
+    ['--data-dir D', 'reads <D>/credentials.json (default ./.effectd-dev if it exists, else ./.effectd); EFFECTD_CREDENTIALS names the file itself, as for effectd start'],
+  ],
+  async run(values) {
+    const role = String(values.role ?? 'agent');
+    if (!(ROLES as readonly string[]).includes(role)) throw new Error(`--role must be agent or operator, not "${role}"`);
+    const dataDir = values['data-dir'] !== undefined ? resolve(String(values['data-dir'])) : defaultTokenDataDir();
+    const file = credentialsFileOf(dataDir);
+    if (!existsSync(file)) throw new Error(`no credentials file at ${file}: start effectd dev or effectd start first (or pass --data-dir, or set EFFECTD_CREDENTIALS)`);
+    const found = loadCredentials(dataDir, { EFFECTD_CREDENTIALS: file }).credentials.find((c) => c.role === role);
+    if (!found) throw new Error(`${file} has no ${role} credential`);
+    process.stdout.write(`${found.token}\n`);
+    return 0;
+  },
+};
+
+/** The data dir `effectd token` reads without --data-dir. */
+export function defaultTokenDataDir(): string {
+  const dev = resolve('.effectd-dev');
+  return existsSync(dev) ? dev : resolve('.effectd');
+}
+
+function credentialsFileOf(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.EFFECTD_CREDENTIALS ? resolve(env.EFFECTD_CREDENTIALS) : join(dataDir, 'credentials.json');
+}
+
+/** How this effectd was invoked: `node bin/effectd.js` from its own clone, `npx effectd` from an installed package. */
+export function cliInvocation(): string {
+  const script = process.argv[1] ? resolve(process.argv[1]) : '';
+  const root = packageRoot();
+  if (script === join(root, 'bin', 'effectd.js') && resolve(process.cwd()) === root) return 'node bin/effectd.js';
+  return 'npx effectd';
+}
+
+/** The exact command that prints the token of this data dir's first credential with `role`. */
+export function tokenCommandFor(dataDir: string, role: 'agent' | 'operator' = 'agent'): string {
+  const flag = resolve(dataDir) === defaultTokenDataDir() ? '' : ` --data-dir ${shellPath(dataDir)}`;
+  return `${cliInvocation()} token${flag}${role === 'agent' ? '' : ` --role ${role}`}`;
+}
+
+/** The agent's token into $TOKEN, for a banner or a start-up line. */
+export function tokenCommandLine(dataDir: string): string {
+  return `TOKEN=$(${tokenCommandFor(dataDir)})`;
+}
+
+/** What start says about the credentials: where they are, whether this start created them, how to get a token. Never a token. */
+export function credentialsLine(credentialsFile: { file: string; created: boolean }, dataDir: string): string {
+  const how = process.env.EFFECTD_CREDENTIALS ? `EFFECTD_CREDENTIALS=${quoted(credentialsFile.file)} ${cliInvocation()} token` : tokenCommandLine(dataDir);
+  return credentialsFile.created
+    ? `credentials: ${credentialsFile.file} (created now: one agent and one operator token, file mode 0600; an agent token: ${how})`
+    : `credentials: ${credentialsFile.file} (an agent token: ${how})`;
+}
+
+/** A directory as a user would type it in a shell here: relative when inside the working directory, quoted when it must be. */
+export function shellPath(dir: string): string {
+  return quoted(relativeIfInside(dir));
+}
+
+function relativeIfInside(dir: string): string {
+  const rel = relative(process.cwd(), resolve(dir));
+  return rel && !rel.startsWith('..') && !rel.startsWith('/') ? rel : resolve(dir);
+}
+
+function quoted(path: string): string {
+  return /^[\w./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { diag, DiagLogLevel } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { packageRoot } from '../providers/config-loader.js';
+import { installTracerProvider } from './install-tracer.js';
+import { tracingSettings } from './tracing-settings.js';
+
+/** A running trace export: what to print at start-up, and the flush a drain ends with. */
+export interface TracingHandle {
+  /** e.g. "traces: OTLP/HTTP to http://collector:4318/v1/traces as service effectd" */
+  describe: string;
+  /** Exports every span still queued, then stops exporting. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts exporting traces when the environment asks for it (tracing-settings.ts): spans are
+ * batched and sent over OTLP/HTTP (the exporter reads the standard OTEL_EXPORTER_OTLP_* variables
+ * itself: endpoint, headers, timeout, compression). Undefined when not asked for: then no provider
+ * is registered and effectd makes no spans at all.
+ */
+export function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = (line) => console.error(line)): TracingHandle | undefined {
+  const settings = tracingSettings(env);
+  if (settings.kind === 'off') return undefined;
+  const version = packageVersion();
+  // Export failures (a collector that is down) are worth a line; the exporter never logs headers.
+  diag.setLogger({
+    error: (message) => warn(`effectd tracing: ${message}`),
+    warn: (message) => warn(`effectd tracing: ${message}`),
+    info: () => {}, debug: () => {}, verbose: () => {},
+  }, DiagLogLevel.WARN);
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, ...(version ? { [ATTR_SERVICE_VERSION]: version } : {}) }),
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...settings.batch })],
+  });
+  const uninstall = installTracerProvider(provider, version);
+  return {
+    describe: `traces: OTLP/HTTP to ${settings.endpoint} as service ${settings.serviceName}${settings.note ? ` (${settings.note})` : ''}`,
+    shutdown: async () => {
+      await provider.shutdown();
+      uninstall();
+    },
+  };
+}
+
+function packageVersion(): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
