@@ -51,7 +51,7 @@ TOML
 exec "$ST" --no-color --config-file "$CONFIG" run "$URL/openapi.json" \
   --url "$URL" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-  --phases examples,coverage,fuzzing \
+  --phases examples,coverage,fuzzing,stateful \
   --max-examples "${EFFECTD_SCHEMATHESIS_EXAMPLES:-25}" \
   --workers 2 \
   --request-timeout 10 \

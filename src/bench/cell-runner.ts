@@ -410,7 +410,7 @@ async function makePolicy(
   const serving: EffectdProcess = shortKeys ? await fleet.shortKeys() : fleet.primary;
   if (!serving.running) await serving.start();
   const secondary = needsSecondary ? await fleet.secondary() : undefined;
-  const policy = new EffectdPolicy(() => serving.endpoint, send, deadline);
+  const policy = new EffectdPolicy(() => serving.endpoint, send, deadline, { answerAtOnce: spec.policy === 'effectd+redecide' });
   const mcp = spec.policy === 'effectd-mcp' ? new McpEffectdPolicy(() => serving.endpoint, policy, deadline) : undefined;
   let ingress: HttpSagaIngress | undefined;
   return {

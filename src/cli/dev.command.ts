@@ -1,11 +1,12 @@
 import { join, resolve } from 'node:path';
 import { startHttpServer, type HttpServer } from '../api/http-server.js';
 import { spawnSimulator, type SimulatorProcess } from '../harness/simulator-process.js';
-import { createLogger } from '../logging/logger.js';
+import { createLogger, type Logger } from '../logging/logger.js';
 import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { startTracing, type TracingHandle } from '../tracing/start-tracing.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
 import { Drain, drainTimeoutMs } from './drain.js';
-import { cliInvocation, shellPath, tokenCommandFor, tokenCommandLine } from './token.command.js';
+import { cliInvocation, dataDirFlag, tokenCommandFor, tokenCommandLine } from './token.command.js';
 
 /** The built-in providers (config/builtin-tools.json) and the simulator that plays each. */
 const DEV_PROVIDERS: readonly { provider: string; kind: string; args: string[] }[] = [
@@ -18,6 +19,9 @@ const DEV_PROVIDERS: readonly { provider: string; kind: string; args: string[] }
 ];
 
 interface DevSimulator { provider: string; process: SimulatorProcess }
+
+/** Set once dev stops (a signal, the drain, an exit): the simulators' exits are expected from then on. */
+let stopping = false;
 
 export const devCommand: CommandSpec = {
   name: 'dev',
@@ -37,7 +41,8 @@ export const devCommand: CommandSpec = {
     const drainMs = drainTimeoutMs();
     const logger = createLogger({ fd: 1 });
     const drain = new Drain(drainMs, logger);
-    const simulators = await startSimulators();
+    const tracing = startTracing(process.env, (line) => logger.warn(line));
+    const simulators = await startSimulators(logger);
     let runtime: EffectdRuntime | undefined;
     let server: HttpServer | undefined;
     try {
@@ -49,14 +54,16 @@ export const devCommand: CommandSpec = {
       await server?.close();
       await runtime?.close();
       await stopAll(simulators);
+      await tracing?.shutdown();
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`${host}:${port} is already in use (another effectd dev?): stop it, or pass --port N (0 picks a free port)`);
       throw error;
     }
-    process.stdout.write(banner(server.url, runtime, simulators, dataDir));
+    process.stdout.write(banner(server.url, runtime, simulators, dataDir, tracing));
     const [http, rt] = [server, runtime];
     return drain.serveUntilDrained([
       [{ name: 'HTTP ingress', close: () => http.close(), inFlight: () => `unanswered requests: ${http.inFlight()}` }],
       [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => rt.close() }],
+      ...(tracing ? [[{ name: 'trace export', close: () => tracing.shutdown() }]] : []),
       // Last: an effect in flight during the drain still reaches its provider.
       [{ name: 'simulated providers', close: () => stopAll(simulators) }],
     ]);
@@ -64,7 +71,7 @@ export const devCommand: CommandSpec = {
 };
 
 /** Starts every simulator at once on free ports; if one fails the others are stopped. Any exit of dev takes them along. */
-async function startSimulators(): Promise<DevSimulator[]> {
+async function startSimulators(logger: Logger): Promise<DevSimulator[]> {
   const started = await Promise.allSettled(DEV_PROVIDERS.map(async ({ provider, kind, args }) => ({ provider, process: await spawnSimulator(kind, args) })));
   const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -72,17 +79,26 @@ async function startSimulators(): Promise<DevSimulator[]> {
     await stopAll(running);
     throw new Error(`a simulated provider did not start: ${(failed.reason as Error).message}`);
   }
+  // Ctrl-C in a terminal reaches the simulators too (one process group): from a stop signal on, their exits are expected.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (stopping = true));
+  for (const s of running) {
+    s.process.child.once('exit', (code, signal) => {
+      if (!stopping) logger.error({ event: 'SimulatorExited', provider: s.provider, code, signal }, `simulated provider ${s.provider} exited (${code ?? signal}); its tools cannot reach it now: restart effectd dev`);
+    });
+  }
   process.once('exit', () => {
+    stopping = true;
     for (const s of running) if (s.process.child.exitCode === null && s.process.child.signalCode === null) s.process.child.kill('SIGTERM');
   });
   return running;
 }
 
 async function stopAll(simulators: readonly DevSimulator[]): Promise<void> {
+  stopping = true;
   await Promise.all(simulators.map((s) => s.process.stop()));
 }
 
-function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSimulator[], dataDir: string): string {
+function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSimulator[], dataDir: string, tracing: TracingHandle | undefined): string {
   const cli = cliInvocation();
   const toolsOf = (provider: string) => runtime.tools.list().filter((t) => t.provider.name === provider).map((t) => t.name);
   const width = Math.max(...simulators.map((s) => s.provider.length));
@@ -97,6 +113,7 @@ function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSi
     row('MCP', `${url}/mcp  (Streamable HTTP; bearer token)`),
     row('API docs', `${url}/docs  (OpenAPI at ${url}/openapi.json)`),
     row('Metrics', `${url}/metrics`),
+    row('Traces', tracing?.describe.replace(/^traces: /, '') ?? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them over OTLP/HTTP)'),
     '',
     '  Simulated providers:',
     ...simulators.map((s) => {
@@ -113,7 +130,7 @@ function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSi
     `    ${tokenCommandLine(dataDir)}`,
     `    curl -s -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
     `      -d '{"workflowId":"wf-1","step":1,"tool":"payments.charge","args":{"invoiceId":"INV-1","amount":"49.00 USD"}}'`,
-    `    ${cli} effects --state attention --url ${url} --data-dir ${shellPath(dataDir)}`,
+    `    ${cli} effects --state attention${url === 'http://127.0.0.1:8080' ? '' : ` --url ${url}`}${dataDirFlag(dataDir)}`,
     '',
     'Ctrl-C stops effectd (drained) and the simulators. The log follows (EFFECTD_LOG_LEVEL, EFFECTD_LOG_FORMAT=json|pretty).',
     '',

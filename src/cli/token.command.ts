@@ -48,8 +48,12 @@ export function cliInvocation(): string {
 
 /** The exact command that prints the token of this data dir's first credential with `role`. */
 export function tokenCommandFor(dataDir: string, role: 'agent' | 'operator' = 'agent'): string {
-  const flag = resolve(dataDir) === defaultTokenDataDir() ? '' : ` --data-dir ${shellPath(dataDir)}`;
-  return `${cliInvocation()} token${flag}${role === 'agent' ? '' : ` --role ${role}`}`;
+  return `${cliInvocation()} token${dataDirFlag(dataDir)}${role === 'agent' ? '' : ` --role ${role}`}`;
+}
+
+/** ` --data-dir D` for a CLI command that finds credentials as `effectd token` does; empty when D is where it looks anyway. */
+export function dataDirFlag(dataDir: string): string {
+  return resolve(dataDir) === defaultTokenDataDir() ? '' : ` --data-dir ${shellPath(dataDir)}`;
 }
 
 /** The agent's token into $TOKEN, for a banner or a start-up line. */

@@ -20,19 +20,26 @@ interface BatchRow { s: string; r: number; e: number; t: string; d: LedgerEvent 
  * The statements, prepared once per connection (named): a lone effect then costs no parse or plan
  * on the server, and the text is sent once. An append's rows travel as ONE jsonb parameter
  * (one JSON.stringify, no array-literal escaping per event).
+ *
+ * The planner cannot see how many rows a parameter holds (it guesses 100 for jsonb_to_recordset,
+ * and a generic plan guesses for unnest too), and with a big guess it prefers to hash the WHOLE
+ * events table (a sequential scan per statement, growing with the ledger) over index probes. Both
+ * batch statements are written so that only per-row index probes are possible: the revision guard
+ * is a scalar subquery (an EXISTS could become a hashed subplan), and the LATERAL read has
+ * OFFSET 0 (it is not pulled up into a join, so no hash join).
  */
 function statements(table: string) {
   return {
     append: `INSERT INTO ${table} (stream, revision, type, data)
       SELECT b.s, b.r, b.t, b.d - 'type'
       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, e int, t text, d jsonb)) WITH ORDINALITY AS b(s, r, e, t, d, n)
-      WHERE b.e = ${NO_STREAM} OR EXISTS (SELECT 1 FROM ${table} x WHERE x.stream = b.s AND x.revision = b.e)
+      WHERE b.e = ${NO_STREAM} OR (SELECT 1 FROM ${table} x WHERE x.stream = b.s AND x.revision = b.e) = 1
       ORDER BY b.n
       RETURNING stream, revision, position`,
     readStream: `SELECT stream, revision, position, type, data FROM ${table} WHERE stream = $1 AND revision > $2 ORDER BY revision`,
     readStreams: `SELECT r.n, e.stream, e.revision, e.position, e.type, e.data
       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream, after, n)
-      CROSS JOIN LATERAL (SELECT * FROM ${table} x WHERE x.stream = r.stream AND x.revision > r.after) e
+      CROSS JOIN LATERAL (SELECT * FROM ${table} x WHERE x.stream = r.stream AND x.revision > r.after OFFSET 0) e
       ORDER BY r.n, e.revision`,
     // Spelled exactly as the partial index events_effect_declared is, so the planner uses it.
     locateEffect: `SELECT stream FROM ${table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $1 LIMIT 1`,

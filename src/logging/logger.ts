@@ -38,8 +38,3 @@ export function createLogger(options: LoggerOptions): Logger {
     ...(json ? { formatters: { level: (label: string) => ({ level: label }) } } : {}),
   }, destination);
 }
-
-/** A logger that writes nothing (embedding code that logs by its own means). */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
-}

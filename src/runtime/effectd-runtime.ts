@@ -76,7 +76,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   const logger = options.logger ?? createLogger({ fd: 2, defaultLevel: 'warn' });
   ensurePrivateDir(join(options.dataDir, 'projections'));
   const configFile = options.configFile ?? process.env.EFFECTD_CONFIG;
-  const config = loadConfig({ user: configFile ? await readConfigFile(configFile) : undefined, providerUrls: options.providerUrls, onOverride: (line) => console.log(`effectd config: ${line}`) });
+  const config = loadConfig({ user: configFile ? await readConfigFile(configFile) : undefined, providerUrls: options.providerUrls, onOverride: (line) => logger.info({ event: 'ProviderOverride' }, `config: ${line}`) });
   const tools = new ToolRegistry(config);
   const { secret, origin } = loadSecret(options.dataDir);
   const credentialSource = loadCredentials(options.dataDir);

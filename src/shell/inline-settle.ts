@@ -46,18 +46,15 @@ export class InlineSettler {
     if (owner) this.reconciler.settling.add(effectId);
     const lastLookAt = this.core.now() + budgetMs - Math.min(LAST_LOOK_LEAD_MS, budgetMs / 4);
     const work = (owner ? this.run(stream, effectId, deadline, { ...startOf(ownDispatch), lastLookAt }, stop) : this.watch(stream, effectId, deadline, stop))
+      // A step that fails (or is still in flight when the budget ends) is the background reconciler's to take again.
+      .catch((error: unknown) => console.error(`effectd inline settle: ${effectId}: ${(error as Error).message}`))
       .finally(() => {
         if (owner) this.reconciler.settling.delete(effectId);
       });
     let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, budgetMs)))]);
-    } finally {
-      clearTimeout(timer);
-      stop.stopped = true;
-      // A step still in flight records its own result; its failure is the background reconciler's to retry.
-      work.catch((error: unknown) => console.error(`effectd inline settle: ${effectId}: ${(error as Error).message}`));
-    }
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, budgetMs)))]);
+    clearTimeout(timer);
+    stop.stopped = true;
     const effect = (await this.core.read(stream)).effects.get(effectId)!;
     return { outcome: this.core.answer(effect, false), waitedMs: Math.round(performance.now() - started) };
   }

@@ -6,6 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { packageRoot } from '../providers/config-loader.js';
+import { redactDiag } from './diag-redaction.js';
 import { installTracerProvider } from './install-tracer.js';
 import { tracingSettings } from './tracing-settings.js';
 
@@ -27,10 +28,10 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (line: 
   const settings = tracingSettings(env);
   if (settings.kind === 'off') return undefined;
   const version = packageVersion();
-  // Export failures (a collector that is down) are worth a line; the exporter never logs headers.
+  // Export failures (a collector that is down) are worth a line, never a header's value or a URL's credentials.
   diag.setLogger({
-    error: (message) => warn(`effectd tracing: ${message}`),
-    warn: (message) => warn(`effectd tracing: ${message}`),
+    error: (message) => warn(`effectd tracing: ${redactDiag(message)}`),
+    warn: (message) => warn(`effectd tracing: ${redactDiag(message)}`),
     info: () => {}, debug: () => {}, verbose: () => {},
   }, DiagLogLevel.WARN);
   const provider = new TracerProvider({

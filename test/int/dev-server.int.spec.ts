@@ -114,6 +114,10 @@ describe('effectd dev', () => {
     const payments = banner.simulators.find((s) => s.provider === 'payments')!;
     const truth = (await getJson(`${payments.url}/_oracle/state`)).body as { charges: { id: string; amount: number }[] };
     expect(truth.charges).toEqual([expect.objectContaining({ id: outcome.receipt, amount: 4900 })]);
+    // The banner's operator line: the queue of effects needing a human is empty.
+    const queueLine = banner.tryIt.split('\n').find((l) => / effects --state attention/.test(l))!;
+    const { stdout: queue } = await run('bash', ['-e', '-c', queueLine]);
+    expect(queue).toMatch(/no effects in state attention/);
   });
 
   it('the console and the MCP endpoint answer on the printed URLs', async () => {

@@ -173,6 +173,21 @@ describe('inline settle: the first answer after a lost reply', () => {
     expect((await oracle(payments)).charges).toHaveLength(1);
   });
 
+  it('a live claim elsewhere is waited on, not stolen: a second submission during the dispatch gets its outcome, one request sent', async () => {
+    const { payments, effectd } = await setup({});
+    await arm(payments, { type: 'delay', ms: 800 });
+    const cmd = charge();
+    const holder = submit(effectd, cmd);
+    await waitFor('the provider to receive the charge', async () => ((await posts(payments, '/v1/charges')).length === 1 ? true : undefined), 5_000, 10);
+    const during = await submit(effectd, cmd);
+    expect(during.status).toBe(200);
+    expect(during.body).toMatchObject({ status: 'done', state: 'committed' });
+    expect(during.body.waitedMs).toBeGreaterThan(300);
+    expect((await holder).body).toMatchObject({ status: 'done', receipt: during.body.receipt });
+    expect(await posts(payments, '/v1/charges')).toHaveLength(1);
+    expect((await oracle(payments)).charges).toHaveLength(1);
+  });
+
   it('the no-fault path never waits, and an unparseable Prefer is ignored (RFC 7240), not refused', async () => {
     const { payments, effectd } = await setup({});
     const plain = await submit(effectd, charge(), { prefer: 'wait=soon, respond-async' });

@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { swaggerUiDir } from '../../src/api/openapi/docs-assets.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
+import { launchChromium } from '../support/chromium.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**
@@ -137,6 +138,26 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
     const missing = await getJson(`${effectd.url}/docs/..%2Fpackage.json`);
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe('not_found');
+  });
+
+  it('renders the docs page in a real browser under its CSP, loading nothing from another origin', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const origins = new Set<string>();
+      page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
+      page.on('pageerror', (e) => problems.push(e.message));
+      page.on('request', (r) => void origins.add(new URL(r.url()).origin));
+      await page.goto(`${effectd.url}/docs`);
+      await page.locator('.swagger-ui .info .title').filter({ hasText: 'effectd' }).waitFor({ timeout: 15_000 });
+      await page.locator('#operations-effects-submitEffect').waitFor({ timeout: 15_000 });
+      expect(await page.locator('.opblock').count()).toBe(Object.values(doc.paths).reduce((n: number, item) => n + Object.keys(item as object).length, 0));
+      expect(problems).toEqual([]);
+      expect([...origins].filter((o) => o !== effectd.url && !o.startsWith('data:') && o !== 'null')).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('lists every configured tool with its contract and argument schema, and none of a provider\'s secrets', async () => {

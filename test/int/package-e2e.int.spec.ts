@@ -261,6 +261,14 @@ describe('effectd installed from its tarball into a fresh project', () => {
   let sdkTarball: { file: string; files: string[] };
   let effectd: ChildProcess | undefined;
   let effectdOutput = '';
+  /** effectd's log as sentences: its JSON lines' `msg` (or the line itself when it is not JSON). */
+  const logText = () => effectdOutput.split('\n').map((line) => {
+    try {
+      return (JSON.parse(line) as { msg?: string }).msg ?? line;
+    } catch {
+      return line;
+    }
+  }).join('\n');
   let url = '';
   let token = '';
 
@@ -313,9 +321,10 @@ describe('effectd installed from its tarball into a fresh project', () => {
     });
     effectd.stdout!.on('data', (d) => (effectdOutput += d));
     effectd.stderr!.on('data', (d) => (effectdOutput += d));
-    url = await waitFor('effectd listening', async () => /effectd listening on (http:\/\/\S+)/.exec(effectdOutput)?.[1], 60_000);
-    expect(effectdOutput).toContain(`provider warehouse: base URL ${warehouse.url} (from EFFECTD_PROVIDER_WAREHOUSE_URL)`);
-    expect(effectdOutput).toMatch(/tools: warehouse\.reserve, warehouse\.release, warehouse\.ship\n/);
+    url = await waitFor('effectd listening', async () => /effectd listening on (http:\/\/\S+)/.exec(logText())?.[1], 60_000);
+    await waitFor('the start-up lines', async () => (/\ntools: .*\n/.test(logText()) ? true : undefined), 10_000);
+    expect(logText()).toContain(`provider warehouse: base URL ${warehouse.url} (from EFFECTD_PROVIDER_WAREHOUSE_URL)`);
+    expect(logText()).toMatch(/\ntools: warehouse\.reserve, warehouse\.release, warehouse\.ship\n/);
     const { credentials } = JSON.parse(readFileSync(join(shop, '.effectd/credentials.json'), 'utf8')) as { credentials: { token: string; role: string }[] };
     token = credentials.find((c) => c.role === 'agent')!.token;
 

@@ -55,7 +55,8 @@ const unavailable = installed.status === 0 ? undefined : `scripts/schemathesis.s
     const { status, output } = await run([effectd.url], { EFFECTD_CREDENTIALS: join(dataDir, 'credentials.json') }, 180_000);
     const seconds = (Date.now() - started) / 1000;
     const summary = /(\d+) generated, (\d+) passed/.exec(output);
-    console.log(`schemathesis: ${summary?.[0] ?? 'no summary'} in ${seconds.toFixed(1)} s`);
+    const phases = output.match(/^ {2}\S+ +(Examples|Coverage|Fuzzing|Stateful).*$/gm) ?? [];
+    console.log(`schemathesis: ${summary?.[0] ?? 'no summary'} in ${seconds.toFixed(1)} s (${phases.map((p) => p.trim()).join(', ')})`);
     expect(status, output.slice(-6_000)).toBe(0);
     expect(output).toMatch(/Tested: (\d+)/);
     const tested = Number(/Tested: (\d+)/.exec(output)![1]);
@@ -64,6 +65,8 @@ const unavailable = installed.status === 0 ? undefined : `scripts/schemathesis.s
     expect(Number(summary![1])).toBeGreaterThan(500);
     expect(summary![1]).toBe(summary![2]);
     expect(output).not.toMatch(/Runtime Error|Server error|failed/);
+    // Every phase ran, the stateful one too (it follows the document's links from real answers).
+    expect(phases.map((p) => p.trim())).toEqual(['✅ Examples', '✅ Coverage', '✅ Fuzzing', '✅ Stateful']);
     // The checks really ran on answers: charges reached the provider and committed.
     const charges = (await (await fetch(`${payments.url}/_oracle/state`)).json()) as { charges: unknown[] };
     expect(charges.charges.length).toBeGreaterThan(0);

@@ -1,5 +1,7 @@
-// The SDK as another TypeScript project sees it: installed under node_modules/effectd, imported as
-// 'effectd/sdk', type-checked with the declarations the build emits, and loaded by Node.
+// The SDK as another TypeScript project sees it, under both its names: '@effectd/sdk' (its own
+// package, built from src/sdk by its workspace) and 'effectd/sdk' (the main package's export, for
+// existing users): type-checked with the declarations the builds emit, and loaded by Node.
+// test/int/package-e2e.int.spec.ts installs the packed @effectd/sdk alone into a fresh project.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -9,8 +11,8 @@ import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
 const REPO = resolve('.');
 const TSC = join(REPO, 'node_modules/.bin/tsc');
 
-const CORRECT = `
-import { HttpEffectClient, EffectClient, type AgentOutcome, type EffectAnswer } from 'effectd/sdk';
+const CORRECT = (sdk: string) => `
+import { HttpEffectClient, EffectClient, type AgentOutcome, type EffectAnswer } from '${sdk}';
 
 const client = new HttpEffectClient({ url: 'http://127.0.0.1:8080', token: 'efd_agent_x', timeoutMs: 5_000 });
 export async function charge(): Promise<string> {
@@ -31,8 +33,8 @@ export async function overKafka(): Promise<EffectAnswer['status']> {
 }
 `;
 
-const MISUSED = `
-import { HttpEffectClient, type AgentOutcome } from 'effectd/sdk';
+const MISUSED = (sdk: string) => `
+import { HttpEffectClient, type AgentOutcome } from '${sdk}';
 
 const client = new HttpEffectClient({ url: 'http://127.0.0.1:8080' });
 export async function charge(): Promise<boolean> {
@@ -41,14 +43,16 @@ export async function charge(): Promise<boolean> {
 }
 `;
 
-describe("the SDK as an installed package ('effectd/sdk')", () => {
+for (const sdk of ['@effectd/sdk', 'effectd/sdk']) describe(`the SDK as an installed package ('${sdk}')`, () => {
   let consumer: string;
 
   beforeAll(async () => {
     await ensureBuilt();
+    if (sdk === '@effectd/sdk') execFileSync('npm', ['run', 'build', '--silent', '--workspace', '@effectd/sdk'], { cwd: REPO, stdio: 'inherit' });
     consumer = tempDir('effectd-sdk-consumer-');
-    mkdirSync(join(consumer, 'node_modules'));
-    symlinkSync(REPO, join(consumer, 'node_modules/effectd'), 'dir');
+    mkdirSync(join(consumer, 'node_modules/@effectd'), { recursive: true });
+    if (sdk === '@effectd/sdk') symlinkSync(join(REPO, 'src/sdk'), join(consumer, 'node_modules/@effectd/sdk'), 'dir');
+    else symlinkSync(REPO, join(consumer, 'node_modules/effectd'), 'dir');
     symlinkSync(join(REPO, 'node_modules/@types'), join(consumer, 'node_modules/@types'), 'dir');
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'an-agent-harness', private: true, type: 'module' }));
     writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2023', noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['*.ts'] }));
@@ -61,13 +65,13 @@ describe("the SDK as an installed package ('effectd/sdk')", () => {
   };
 
   it('type-checks a harness that uses the SDK as documented', () => {
-    const { code, output } = typecheck(CORRECT);
+    const { code, output } = typecheck(CORRECT(sdk));
     expect(output).toBe('');
     expect(code).toBe(0);
   });
 
   it('refuses a harness that misuses it: missing token and step, a status that does not exist', () => {
-    const { code, output } = typecheck(MISUSED);
+    const { code, output } = typecheck(MISUSED(sdk));
     expect(code).not.toBe(0);
     expect(output).toMatch(/harness\.ts\(4,.*Property 'token' is missing/);
     expect(output).toMatch(/harness\.ts\(6,.*Property 'step' is missing/);
@@ -75,7 +79,7 @@ describe("the SDK as an installed package ('effectd/sdk')", () => {
   });
 
   it('loads in Node under the same name', () => {
-    const names = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('effectd/sdk'); console.log(Object.keys(m).sort().join(' '))"], { cwd: consumer, encoding: 'utf8' }).trim().split(' ');
+    const names = execFileSync(process.execPath, ['--input-type=module', '-e', `const m = await import('${sdk}'); console.log(Object.keys(m).sort().join(' '))`], { cwd: consumer, encoding: 'utf8' }).trim().split(' ');
     expect(names).toEqual(expect.arrayContaining(['EffectClient', 'HttpEffectClient', 'WorkflowJournal', 'encodeCommand']));
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GroupCommitLedger } from '../../src/ledger/group-commit-ledger.js';
 import { KurrentDBLedger } from '../../src/ledger/kurrentdb-ledger.js';
 import { ConcurrencyError, NO_STREAM } from '../../src/ledger/ledger.port.js';
@@ -53,6 +53,22 @@ describe('GroupCommitLedger', () => {
     expect(commits).toBeLessThanOrEqual(2);
     expect((await ledger.readStream('s-7')).map((e) => e.event.type)).toEqual(['EffectDeclared']);
     await ledger.close();
+  });
+
+  it('sends a lone append and a lone read to the inner ledger at once, alone: no timer stands between one effect and its commit', async () => {
+    // With every timer frozen, an append or read that waited for company (a linger timer, a poll) would never be answered.
+    vi.useFakeTimers();
+    try {
+      const log: string[] = [];
+      const ledger = new GroupCommitLedger(heldSqlite(Promise.resolve(), log));
+      expect(await ledger.append('s-1', [declared('e1')], NO_STREAM)).toEqual({ revision: 0, position: expect.any(Number) });
+      expect((await ledger.readStream('s-1')).map((e) => e.event.type)).toEqual(['EffectDeclared']);
+      expect(await ledger.append('s-1', [started('e1', 1, 1_100)], 0)).toMatchObject({ revision: 1 });
+      expect(log).toEqual(['commit 1', 'read 1', 'commit 1']);
+      await ledger.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('close() waits for every queued and in-flight append and read, answers each, then closes the inner ledger', async () => {

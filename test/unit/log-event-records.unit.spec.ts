@@ -50,6 +50,22 @@ describe('ledger events as log records', () => {
     expect(failed!.level).toBe('error');
   });
 
+  it('a hold, its release and a handled duplicate are info with their actor; a detected duplicate is an error', () => {
+    const held: LedgerEvent = { type: 'EffectHeld', v: 1, at: 2_500, effectId: 'eff_2', matchedEffectId: 'eff_1', matchedStep: '1', scope: 'workflow', basis: 'content' };
+    const before = [...history, finished('eff_1', 1, 3_000, 'committed', 'ch_1'), declared('eff_2', 2_400, { step: '2' })];
+    const [hold] = recordsOf(before, [held]);
+    expect(hold).toMatchObject({ level: 'info', fields: { event: 'EffectHeld', effectId: 'eff_2', matchedEffectId: 'eff_1', workflowId: 'wf-1', tenant: 't1' } });
+    const [release] = recordsOf([...before, held], [{ type: 'EffectReleased', v: 1, at: 2_600, effectId: 'eff_2', releasedBy: 'ops-bo', reason: 'a second charge was intended' }]);
+    expect(release).toMatchObject({ level: 'info', fields: { event: 'EffectReleased', effectId: 'eff_2', actor: 'ops-bo' } });
+    const resent = [declared('eff_3'), started('eff_3', 1, 2_000, { providerKey: KEY }), finished('eff_3', 1, 2_100, 'unknown'), started('eff_3', 2, 2_200, { providerKey: KEY }), finished('eff_3', 2, 2_300, 'committed', 'ch_1')];
+    const duplicate: LedgerEvent = { type: 'DuplicateDetected', v: 1, at: 2_400, effectId: 'eff_3', receipts: ['ch_1', 'ch_2'], asked: `GET ?key=${KEY}`, seen: '2 match(es)' };
+    const [detected] = recordsOf(resent, [duplicate]);
+    expect(detected).toMatchObject({ level: 'error', fields: { event: 'DuplicateDetected', effectId: 'eff_3', receipts: ['ch_1', 'ch_2'] } });
+    const [handled] = recordsOf([...resent, duplicate], [{ type: 'DuplicateHandled', v: 1, at: 2_500, effectId: 'eff_3', receipt: 'ch_2', action: 'kept', handledBy: 'ops-bo', reason: 'customer asked' }]);
+    expect(handled).toMatchObject({ level: 'info', fields: { event: 'DuplicateHandled', actor: 'ops-bo', receipt: 'ch_2', action: 'kept' } });
+    expect(JSON.stringify([detected, handled])).not.toContain(KEY);
+  });
+
   it('routine progress (declared, attempt started, committed) is debug only, and no record carries the key or the request', () => {
     const records = recordsOf([], [...history, { ...finished('eff_1', 1, 3_000, 'committed', 'ch_1') }]);
     expect(records.map((r) => r.level)).toEqual(['debug', 'debug', 'debug']);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { redactDiag } from '../../src/tracing/diag-redaction.js';
 import { tracingSettings } from '../../src/tracing/tracing-settings.js';
 
 describe('whether effectd exports traces (the standard OTEL_* environment)', () => {
@@ -39,5 +40,14 @@ describe('whether effectd exports traces (the standard OTEL_* environment)', () 
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT is not a URL/);
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/);
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://c/v1/traces' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/);
+  });
+});
+
+describe('what the OpenTelemetry SDK says about itself, as effectd logs it', () => {
+  it('keeps the trouble and drops header values, URL credentials and queries', () => {
+    expect(redactDiag('Header "x-api-key" has invalid value (k3y-v4lue\n) and will be ignored')).toBe('Header "x-api-key" has invalid value and will be ignored');
+    expect(redactDiag("Configuration: Could not parse environment-provided export URL: 'https://u:s3cret@otel.example/v1/traces?api_key=abc', falling back to undefined"))
+      .toBe("Configuration: Could not parse environment-provided export URL: 'https://otel.example/v1/traces?…', falling back to undefined");
+    expect(redactDiag('export request failure (error: Error: connect ECONNREFUSED 127.0.0.1:4318)')).toBe('export request failure (error: Error: connect ECONNREFUSED 127.0.0.1:4318)');
   });
 });

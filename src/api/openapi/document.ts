@@ -123,5 +123,5 @@ function response(doc: ResponseDoc, ref: Ref): Record<string, unknown> {
     content['application/json'] = { schema: refs.length === 1 ? refs[0] : { anyOf: refs } };
   }
   for (const [type, description] of Object.entries(doc.other ?? {})) content[type] = { schema: { type: 'string', description } };
-  return { description: doc.description, ...(Object.keys(content).length > 0 ? { content } : {}) };
+  return { description: doc.description, ...(Object.keys(content).length > 0 ? { content } : {}), ...(doc.links ? { links: doc.links } : {}) };
 }

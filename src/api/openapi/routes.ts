@@ -17,8 +17,16 @@ export interface Named {
   example?: unknown;
 }
 
+/** An OpenAPI link: where an answer's values lead next (Swagger UI shows them; schemathesis follows them). */
+export interface LinkDoc {
+  operationId: string;
+  /** Parameter → runtime expression, e.g. `$response.body#/effectId`. */
+  parameters: Record<string, string>;
+}
+
 export interface ResponseDoc {
   description: string;
+  links?: Record<string, LinkDoc>;
   /** JSON bodies by component; several mean any one of them. */
   json?: Named[];
   /** A body that is not JSON: media type → what it is. */
@@ -64,6 +72,15 @@ const tenantQuery = z.object({ tenant: tenantField.optional().meta({ description
 const workflowIdParam = { workflowId: { schema: workflowIdField, description: 'The workflow (one agent run), as the harness named it.', example: EXAMPLE_WORKFLOW } };
 const effectIdParam = { effectId: { schema: z.string(), description: 'The effect\'s id, as an outcome gave it.' } };
 
+/** Where an effect's outcome leads: the effect, what an operator may do with it, and its workflow. */
+const effectLinks: Record<string, LinkDoc> = {
+  getEffect: { operationId: 'getEffect', parameters: { effectId: '$response.body#/effectId' } },
+  resolveEffect: { operationId: 'resolveEffect', parameters: { effectId: '$response.body#/effectId' } },
+  releaseEffect: { operationId: 'releaseEffect', parameters: { effectId: '$response.body#/effectId' } },
+  getWorkflow: { operationId: 'getWorkflow', parameters: { workflowId: '$request.body#/workflowId' } },
+  getHistory: { operationId: 'getHistory', parameters: { workflowId: '$request.body#/workflowId' } },
+};
+
 /** What the MCP transport answers before or instead of a JSON-RPC result, as a JSON-RPC error. */
 const MCP_ERRORS: [number, string][] = [
   [400, 'Not a JSON-RPC message the server accepts.'],
@@ -84,7 +101,7 @@ export const ROUTES: readonly RouteDoc[] = [
     headers: { Prefer: { schema: z.string(), description: 'RFC 7240 `wait=N` (seconds): how long the answer may wait for a lost reply to be settled before it says `unknown` (capped by the server; `Preference-Applied` says what was applied). Other preferences are ignored.' } },
     body: { ...named('EffectCommand', effectCommand, { workflowId: EXAMPLE_WORKFLOW, step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-2291', amount: '49.00', currency: 'usd' } }), required: true },
     responses: {
-      200: { description: 'The three-state outcome (done, not_done, unknown).', json: [EffectOutcome] },
+      200: { description: 'The three-state outcome (done, not_done, unknown).', json: [EffectOutcome], links: effectLinks },
       409: { description: 'Another attempt holds a live claim on this effect (the outcome so far), or the stream moved on meanwhile (an error): send it again.', json: [EffectOutcome, ErrorBody] },
     },
     errors: [400, 403, 422],
@@ -152,7 +169,7 @@ export const ROUTES: readonly RouteDoc[] = [
     pathParams: workflowIdParam,
     body: { ...named('Decision', decisionInput, { step: 2, tool: 'payments.charge', args: { invoiceId: 'INV-2292', amount: 4900, currency: 'usd' }, decidedBy: 'model' }), required: true },
     responses: {
-      201: { description: 'Recorded.', json: [named('DecisionResult', decisionResultSchema)] },
+      201: { description: 'Recorded.', json: [named('DecisionResult', decisionResultSchema)], links: { listDecisions: { operationId: 'listDecisions', parameters: { workflowId: '$request.path.workflowId' } } } },
       200: { description: 'The step was decided already: the earlier decision.', json: [named('DecisionResult', decisionResultSchema)] },
     },
     errors: [400, 403, 409, 422],
@@ -182,7 +199,7 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Start a saga (idempotent on its workflowId)',
     description: 'Runs it as far as it can go now. The same workflowId with the same input answers the saga as it stands; with other input it is 422.',
     body: { ...named('SagaStart', sagaStartInput, { saga: 'subscription-renewal', workflowId: 'wf-example-saga', input: { subscriptionId: 'sub_1', period: '2026-12', email: 'ada@example.com', amount: '9.00' } }), required: true },
-    responses: { 201: { description: 'The saga as it stands.', json: [SagaView] } },
+    responses: { 201: { description: 'The saga as it stands.', json: [SagaView], links: { getSaga: { operationId: 'getSaga', parameters: { workflowId: '$response.body#/workflowId' } }, getWorkflow: { operationId: 'getWorkflow', parameters: { workflowId: '$response.body#/workflowId' } } } } },
     errors: [400, 403, 404, 409, 422],
   },
   {

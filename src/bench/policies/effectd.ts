@@ -30,7 +30,12 @@ export class EffectdPolicy implements Policy {
   readonly obeysUnknown = true;
   readonly durableJournal = true;
 
-  constructor(private route: Route, private readonly send: Send, private readonly deadline: number) {}
+  /**
+   * `answerAtOnce`: the harness asks for answers without inline settle (`Prefer: wait=0`), as the
+   * re-decision column does: it measures the content index when the model decides again after an
+   * `unknown`, which an answer that waited for the truth would mostly spare it.
+   */
+  constructor(private route: Route, private readonly send: Send, private readonly deadline: number, private readonly options: { answerAtOnce?: boolean } = {}) {}
 
   /** Effects of this workflow effectd handed to a human, by its own account. */
   async escalations(workflowId: string): Promise<number> {
@@ -58,7 +63,7 @@ export class EffectdPolicy implements Policy {
     });
     for (let redelivery = 0; ; redelivery++) {
       const endpoint = this.route();
-      const result = await this.send({ method: 'POST', url: `${endpoint.url}/v1/effects`, headers: headers(endpoint, true), body, timeoutMs: 10_000, signal: call.signal });
+      const result = await this.send({ method: 'POST', url: `${endpoint.url}/v1/effects`, headers: { ...headers(endpoint, true), ...(this.options.answerAtOnce ? { prefer: 'wait=0' } : {}) }, body, timeoutMs: 10_000, signal: call.signal });
       if (result.kind === 'cancelled') return { kind: 'error', ambiguous: true, text: 'the call to effectd was cancelled before an answer came back' };
       if (result.kind === 'response' && result.status < 500) return answer(result);
       // effectd never answered (killed, restarting, moved): the harness redelivers the same command.

@@ -94,6 +94,8 @@ export class McpEffectdPolicy implements Policy {
     const meta = {
       'dev.effectd/workflowId': call.workflowId, 'dev.effectd/step': call.step, 'dev.effectd/slot': call.intent.slot,
       ...(call.repeat ? { 'dev.effectd/repeat': call.repeat.reason } : {}),
+      // The lane measures how re-issued calls after `unknown` are absorbed: answers come at once, without inline settle.
+      'dev.effectd/waitMs': 0,
     };
     for (let reissue = 0; ; reissue++) {
       const attempt = await this.link.call(upstreamToolName(call.intent.tool), call.args, meta, call.signal, 10_000);
