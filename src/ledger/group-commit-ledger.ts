@@ -45,7 +45,7 @@ export class GroupCommitLedger implements Ledger {
       if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
       return new Promise<AppendResult>((resolve, reject) => {
         this.queue.push({ request: { stream, events, expectedRevision }, resolve, reject });
-        if (!this.committing) setTimeout(() => void this.commitQueued(), 1);
+        if (!this.committing) void this.commitQueued();
       });
     });
   }

@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { swaggerUiDir } from '../../src/api/openapi/docs-assets.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import { launchChromium } from '../support/chromium.js';
-import { getJson, postJson, startEffectd, startPayments, tempDir, type InProcessEffectd } from '../support/effectd-harness.js';
+import { getJson, postJson, startEffectd, startPayments, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**
  * The API describing itself, over real HTTP: /openapi.json validated by an OpenAPI 3.1 validator
@@ -17,9 +17,15 @@ import { getJson, postJson, startEffectd, startPayments, tempDir, type InProcess
  */
 const SECRETS = ['sk_live_openapi_header_secret', 'key_openapi_secret', 'pw_openapi_secret', 'query_openapi_secret', 'acct_openapi_secret'];
 
-function writeConfig(dir: string): string {
-  const file = join(dir, 'effectd.config.json');
-  writeFileSync(file, JSON.stringify({
+/**
+ * A user's ES module config (tools, providers and a saga of their own, beside the built-in tools),
+ * written under test-artifacts/ so its `import 'zod'` resolves from this repository.
+ */
+function writeConfig(): string {
+  mkdirSync('test-artifacts', { recursive: true });
+  const dir = mkdtempSync(join(resolve('test-artifacts'), 'openapi-config-'));
+  const file = join(dir, 'effectd.config.mjs');
+  const config = {
     builtinTools: true,
     providers: {
       crm: {
@@ -35,7 +41,21 @@ function writeConfig(dir: string): string {
       target: 'ticket {args.subject}', reversibility: 'idempotent',
       idempotency: { kind: 'header', header: 'Idempotency-Key', retentionMs: 86_400_000 },
     }],
-  }));
+  };
+  writeFileSync(file, `import { z } from 'zod';
+const config = ${JSON.stringify(config)};
+export default {
+  ...config,
+  sagas: [{
+    name: 'ticket-and-tell', version: 2, description: 'Open a ticket, then email the customer.',
+    input: z.object({ subject: z.string().min(3), email: z.email() }),
+    steps: [
+      { name: 'open-ticket', tool: 'crm.create-ticket', reversibility: 'idempotent', args: (input) => ({ subject: input.subject }) },
+      { name: 'tell-customer', tool: 'email.send', reversibility: 'irreversible', args: (input) => ({ to: input.email, from: 'help@example.com', subject: input.subject, text: 'We are on it.', template: 'ticket' }) },
+    ],
+  }],
+};
+`);
   return file;
 }
 
@@ -44,6 +64,7 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
   let effectd: InProcessEffectd;
   let doc: any;
   let ajv: Ajv2020;
+  let configFile: string;
 
   /** Checks a body against a component of the served document (its $refs resolve inside it). */
   function conforms(component: string, body: unknown): void {
@@ -53,8 +74,8 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
 
   beforeAll(async () => {
     payments = await startPayments();
-    const dir = tempDir();
-    effectd = await startEffectd({ configFile: writeConfig(dir), providerUrls: { payments: payments.url } });
+    configFile = writeConfig();
+    effectd = await startEffectd({ configFile, providerUrls: { payments: payments.url } });
     doc = (await getJson(`${effectd.url}/openapi.json`)).body;
     ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
@@ -64,6 +85,7 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
   afterAll(async () => {
     await effectd?.close();
     await payments?.close();
+    if (configFile) rmSync(dirname(configFile), { recursive: true, force: true });
   });
 
   it('serves a document the OpenAPI 3.1 validator accepts, with the package version and every catalog route', async () => {
@@ -168,6 +190,7 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
     const body = JSON.parse(text);
     conforms('ToolCatalog', body);
     const names = body.tools.map((t: { name: string }) => t.name);
+    expect(names).toEqual(effectd.runtime.tools.list().map((t) => t.name));
     expect(names).toEqual(expect.arrayContaining(['payments.charge', 'payments.refund', 'email.send', 'crm.create-ticket']));
 
     const charge = body.tools.find((t: { name: string }) => t.name === 'payments.charge');
@@ -198,7 +221,16 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
     const input = ajv.compile(trip.inputSchema);
     expect(trip.inputSchema.properties).toHaveProperty('traveller');
     expect(input({})).toBe(false);
+    expect(res.body.sagas.map((s: { name: string }) => s.name)).toEqual(effectd.runtime.sagas.names());
     expect(res.body.sagas.map((s: { name: string }) => s.name)).toContain('subscription-renewal');
+    // A saga of the user's own config is listed as the built-in ones are.
+    const own = res.body.sagas.find((s: { name: string }) => s.name === 'ticket-and-tell');
+    expect(own).toMatchObject({ version: 2, description: 'Open a ticket, then email the customer.' });
+    expect(own.steps).toEqual([
+      { name: 'open-ticket', tool: 'crm.create-ticket', reversibility: 'idempotent', irreversible: false },
+      { name: 'tell-customer', tool: 'email.send', reversibility: 'irreversible', irreversible: true },
+    ]);
+    expect(own.inputSchema).toMatchObject({ type: 'object', required: ['subject', 'email'], properties: { email: { format: 'email' } } });
     expect((await getJson(`${effectd.url}/v1/sagas/definitions`)).status).toBe(401);
   });
 });

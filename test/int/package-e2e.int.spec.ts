@@ -5,7 +5,7 @@
 // used against that effectd, and its installed tree holds none of the server's dependencies.
 // Nothing here writes into the repository (packing writes its tarballs to a temp dir).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -295,11 +295,14 @@ describe('effectd installed from its tarball into a fresh project', () => {
   }, 300_000);
 
   afterAll(async () => {
-    if (effectd && effectd.exitCode === null) {
-      effectd.kill('SIGTERM');
-      await new Promise((done) => effectd!.once('exit', done));
+    if (effectd?.pid !== undefined && effectd.exitCode === null) {
+      const exited = new Promise((done) => effectd!.once('exit', done));
+      process.kill(-effectd.pid, 'SIGTERM');
+      await exited;
     }
     await warehouse.close();
+    // Two installed projects are ~170 MB: keep them only when asked (EFFECTD_KEEP_E2E=1, to look around).
+    if (process.env.EFFECTD_KEEP_E2E !== '1') rmSync(work, { recursive: true, force: true });
   });
 
   it('ships what runs and nothing else: dist, the CLI, config and its schema, the console; no tests, sources or source maps', () => {
@@ -317,7 +320,8 @@ describe('effectd installed from its tarball into a fresh project', () => {
     expect(check).toMatch(/fulfil-order v1[\s\S]*1\. reserve: warehouse\.reserve, compensable; undo: release-reservation \(warehouse\.release\)[\s\S]*2\. ship: warehouse\.ship, irreversible/);
 
     effectd = spawn('npx', ['--no-install', 'effectd', 'start', '--config', './effectd.config.mjs', '--port', '0', '--data-dir', './.effectd'], {
-      cwd: shop, env: { ...process.env, EFFECTD_PROVIDER_WAREHOUSE_URL: warehouse.url, EFFECTD_DATA_DIR: '', EFFECTD_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: npx does not pass SIGTERM on to effectd, so the group is signalled.
+      cwd: shop, env: { ...process.env, EFFECTD_PROVIDER_WAREHOUSE_URL: warehouse.url, EFFECTD_DATA_DIR: '', EFFECTD_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     effectd.stdout!.on('data', (d) => (effectdOutput += d));
     effectd.stderr!.on('data', (d) => (effectdOutput += d));

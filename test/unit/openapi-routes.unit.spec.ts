@@ -51,6 +51,17 @@ describe('the OpenAPI document and the routes effectd serves', () => {
     }
   });
 
+  it('links only to operations that exist, by parameters they take', () => {
+    const byId = new Map(ROUTES.map((r) => [r.operationId, r]));
+    const links = ROUTES.flatMap((r) => Object.values(r.responses).flatMap((res) => Object.values(res.links ?? {})));
+    expect(links.length).toBeGreaterThan(3);
+    for (const link of links) {
+      const target = byId.get(link.operationId);
+      expect(target, link.operationId).toBeDefined();
+      for (const name of Object.keys(link.parameters)) expect(Object.keys({ ...target!.pathParams, ...target!.query?.shape }), `${link.operationId}.${name}`).toContain(name);
+    }
+  });
+
   it('gives every operation its own operationId', () => {
     const ids = ROUTES.map((r) => r.operationId);
     expect(new Set(ids).size).toBe(ids.length);
