@@ -307,7 +307,7 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
   },
   'retention-shorter-than-declared': {
     name: 'retention-shorter-than-declared',
-    boundary: `the provider forgets idempotency keys after ${BENCH_TIMINGS.lyingRetentionMs} ms while its contract declares 24 h (Stripe v2: 30 days); the reply is lost and the agent repeats the step after the provider forgot the key but before its search (lagging ${BENCH_TIMINGS.lyingSearchLagMs} ms) shows the charge: the same-key resend acts twice, which no caller can prevent`,
+    boundary: `the provider forgets idempotency keys after ${BENCH_TIMINGS.lyingRetentionMs} ms while its contract declares 24 h (Stripe v2: 30 days); the reply is lost and the agent repeats the step after the provider forgot the key but before its search (lagging ${BENCH_TIMINGS.lyingSearchLagMs} ms) shows the charge: a same-key resend after that acts twice (effectd's inline settle resends within milliseconds of the loss, before the provider forgets)`,
     // Keyed tools whose reference lookup may lag (payments.charge, v1 and v2). With a consistent
     // lookup (email, travel) effectd finds the first object before it would resend, so the
     // provider's retention never matters; a tool looked up by its key (cloud) is asked by the very
