@@ -3,10 +3,12 @@
  * the functions with the most self time, and self time by area (HTTP framework, body parsing, zod,
  * hashing, JSON, pg, GC, effectd's own code…). Idle time is left out of the shares.
  *
- *   node dist/bench/profile-summary.js FILE.cpuprofile [--top 25] [--from-ms A] [--to-ms B] [--timeline] [--json]
+ *   node dist/bench/profile-summary.js FILE.cpuprofile [--top 25] [--from-ms A] [--to-ms B] [--timeline] [--callers FN] [--json]
  *
  * --from-ms/--to-ms keep only the samples in that window (ms since the profile started), e.g. to
- * leave out start-up; --timeline prints the busy ms of each second, to find the windows.
+ * leave out start-up; --timeline prints the busy ms of each second, to find the windows;
+ * --callers FN splits FN's self time by who called it: the nearest caller that is a package or
+ * effectd's own code (e.g. --callers writev: pg's socket, the HTTP server's or the provider client's).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -56,14 +58,18 @@ export interface ProfileSummary {
   timeline: number[];
   areas: { area: string; ms: number; share: number }[];
   top: { fn: string; where: string; area: string; ms: number; share: number }[];
+  /** With --callers: FN's self time by nearest package-or-effectd caller. */
+  callers?: { caller: string; ms: number; share: number }[];
 }
 
 export function areaOf(frame: CallFrame): string {
   return AREAS.find(([, test]) => test(frame))![0];
 }
 
-export function summarizeProfile(profile: CpuProfile, file: string, topN: number, window: { fromMs?: number; toMs?: number } = {}): ProfileSummary {
+export function summarizeProfile(profile: CpuProfile, file: string, topN: number, window: { fromMs?: number; toMs?: number } = {}, callersOf?: string): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
   // timeDeltas[i] is the time since the previous sample: sample i ran until the next one.
   const self = new Map<number, number>();
@@ -90,6 +96,21 @@ export function summarizeProfile(profile: CpuProfile, file: string, topN: number
     entry.us += us;
     fns.set(key, entry);
   }
+  let callers: ProfileSummary['callers'];
+  if (callersOf) {
+    const by = new Map<string, number>();
+    let total = 0;
+    for (const [id, us] of self) {
+      if (byId.get(id)!.callFrame.functionName !== callersOf) continue;
+      total += us;
+      let up = parent.get(id);
+      while (up !== undefined && !/node_modules\/|\/dist\//.test(byId.get(up)!.callFrame.url)) up = parent.get(up);
+      const frame = up === undefined ? undefined : byId.get(up)!.callFrame;
+      const caller = frame ? `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${frame.lineNumber + 1}` : '(no package caller)';
+      by.set(caller, (by.get(caller) ?? 0) + us);
+    }
+    callers = [...by].map(([caller, us]) => ({ caller, ms: us / 1000, share: total > 0 ? us / total : 0 })).sort((a, b) => b.ms - a.ms);
+  }
   const idle = areas.get('idle') ?? 0;
   const busy = [...areas.values()].reduce((a, b) => a + b, 0) - idle;
   const share = (us: number) => (busy > 0 ? us / busy : 0);
@@ -97,6 +118,7 @@ export function summarizeProfile(profile: CpuProfile, file: string, topN: number
     file, wallMs: (profile.endTime - profile.startTime) / 1000, busyMs: busy / 1000, timeline: Array.from(timeline, (ms) => ms ?? 0),
     areas: [...areas].filter(([a]) => a !== 'idle').map(([area, us]) => ({ area, ms: us / 1000, share: share(us) })).sort((a, b) => b.ms - a.ms),
     top: [...fns.values()].filter((f) => f.area !== 'idle').sort((a, b) => b.us - a.us).slice(0, topN).map((f) => ({ fn: f.fn, where: f.where, area: f.area, ms: f.us / 1000, share: share(f.us) })),
+    ...(callers ? { callers } : {}),
   };
 }
 
@@ -109,19 +131,20 @@ function render(s: ProfileSummary, timeline: boolean): string {
     ...s.areas.map((a) => `  ${pct(a.share)}  ${a.ms.toFixed(0).padStart(7)} ms  ${a.area}`),
     '', `top ${s.top.length} functions by self time:`,
     ...s.top.map((f) => `  ${pct(f.share)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.fn}  ${f.where}  [${f.area}]`),
+    ...(s.callers ? ['', 'callers (nearest package or effectd frame), share of that function:', ...s.callers.map((c) => `  ${pct(c.share)}  ${c.ms.toFixed(0).padStart(7)} ms  ${c.caller}`)] : []),
   ].join('\n');
 }
 
 const isMain = import.meta.url === `file://${process.argv[1]}`;
 if (isMain) {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: {
-    top: { type: 'string', default: '25' }, 'from-ms': { type: 'string' }, 'to-ms': { type: 'string' }, timeline: { type: 'boolean' }, json: { type: 'boolean' },
+    top: { type: 'string', default: '25' }, 'from-ms': { type: 'string' }, 'to-ms': { type: 'string' }, timeline: { type: 'boolean' }, callers: { type: 'string' }, json: { type: 'boolean' },
   } });
   const top = Number(values.top);
   const fromMs = values['from-ms'] === undefined ? undefined : Number(values['from-ms']);
   const toMs = values['to-ms'] === undefined ? undefined : Number(values['to-ms']);
   if (positionals.length === 0 || !Number.isInteger(top) || top <= 0 || [fromMs, toMs].some((v) => v !== undefined && !(v >= 0))) {
-    console.error('Usage: node dist/bench/profile-summary.js FILE.cpuprofile [FILE…] [--top N (25)] [--from-ms A] [--to-ms B] [--timeline] [--json]');
+    console.error('Usage: node dist/bench/profile-summary.js FILE.cpuprofile [FILE…] [--top N (25)] [--from-ms A] [--to-ms B] [--timeline] [--callers FN] [--json]');
     process.exit(2);
   }
   for (const file of positionals) {
@@ -132,7 +155,7 @@ if (isMain) {
       console.error(`${file}: not a readable .cpuprofile (${(error as Error).message})`);
       process.exit(1);
     }
-    const summary = summarizeProfile(profile, file, top, { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}) });
+    const summary = summarizeProfile(profile, file, top, { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}) }, values.callers);
     console.log(values.json ? JSON.stringify(summary, null, 2) : `${render(summary, values.timeline === true)}\n`);
   }
 }

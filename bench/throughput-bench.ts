@@ -103,7 +103,9 @@ async function main(options: BenchOptions): Promise<void> {
       idleEffectdMsPerSecond = Object.fromEntries(fleets.map((f) => [f.label, used[f.label]! / 3 / f.instances.length]));
     }
     for (let rep = 1; rep <= options.reps; rep++) {
-      for (const lane of lanes) {
+      // Builds take turns going first at each concurrency (this, baseline / baseline, this…): no build always runs right after the direct lane.
+      const order = rep % 2 === 1 ? lanes : lanes.map((lane, i) => (lane.build === 'this' && lanes[i + 1]?.build === 'baseline' ? lanes[i + 1]! : lane.build === 'baseline' && lanes[i - 1]?.build === 'this' ? lanes[i - 1]! : lane));
+      for (const lane of order) {
         const tag = tagOf(lane, rep);
         const commands = benchCommands(run, tag, options.effects);
         process.stderr.write(`${tag}: ${options.effects} effects, ${lane.concurrency} at a time…\n`);

@@ -41,9 +41,15 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (line: 
   const uninstall = installTracerProvider(provider, version);
   return {
     describe: `traces: OTLP/HTTP to ${settings.endpoint} as service ${settings.serviceName}${settings.note ? ` (${settings.note})` : ''}`,
+    // Spans that cannot be exported at shutdown are lost, nothing else: the drain still ends well.
     shutdown: async () => {
-      await provider.shutdown();
-      uninstall();
+      try {
+        await provider.shutdown();
+      } catch (error) {
+        warn(`effectd tracing: spans not exported at shutdown (${redactDiag((error as Error).message)}); effects are not affected`);
+      } finally {
+        uninstall();
+      }
     },
   };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GroupCommitLedger } from '../../src/ledger/group-commit-ledger.js';
 import { KurrentDBLedger } from '../../src/ledger/kurrentdb-ledger.js';
 import { ConcurrencyError, NO_STREAM } from '../../src/ledger/ledger.port.js';
@@ -55,20 +55,26 @@ describe('GroupCommitLedger', () => {
     await ledger.close();
   });
 
-  it('sends a lone append and a lone read to the inner ledger at once, alone: no timer stands between one effect and its commit', async () => {
-    // With every timer frozen, an append or read that waited for company (a linger timer, a poll) would never be answered.
-    vi.useFakeTimers();
-    try {
-      const log: string[] = [];
-      const ledger = new GroupCommitLedger(heldSqlite(Promise.resolve(), log));
-      expect(await ledger.append('s-1', [declared('e1')], NO_STREAM)).toEqual({ revision: 0, position: expect.any(Number) });
-      expect((await ledger.readStream('s-1')).map((e) => e.event.type)).toEqual(['EffectDeclared']);
-      expect(await ledger.append('s-1', [started('e1', 1, 1_100)], 0)).toMatchObject({ revision: 1 });
-      expect(log).toEqual(['commit 1', 'read 1', 'commit 1']);
-      await ledger.close();
-    } finally {
-      vi.useRealTimers();
-    }
+  it('hands a lone append and a lone read to the inner ledger in the same tick, alone: nothing (no linger timer, no poll) stands between one effect and its commit', async () => {
+    const inner = new SqliteLedger(':memory:');
+    const calls: string[] = [];
+    const [appendMany, readStreams] = [inner.appendMany.bind(inner), inner.readStreams.bind(inner)];
+    inner.appendMany = (requests) => {
+      calls.push(`commit ${requests.length}`);
+      return appendMany(requests);
+    };
+    inner.readStreams = (reads) => {
+      calls.push(`read ${reads.length}`);
+      return readStreams(reads);
+    };
+    const ledger = new GroupCommitLedger(inner);
+    const appended = ledger.append('s-1', [declared('e1')], NO_STREAM);
+    expect(calls).toEqual(['commit 1']);
+    expect(await appended).toEqual({ revision: 0, position: expect.any(Number) });
+    const read = ledger.readStream('s-1');
+    expect(calls).toEqual(['commit 1', 'read 1']);
+    expect((await read).map((e) => e.event.type)).toEqual(['EffectDeclared']);
+    await ledger.close();
   });
 
   it('close() waits for every queued and in-flight append and read, answers each, then closes the inner ledger', async () => {
