@@ -39,7 +39,6 @@ async function main(options: BenchOptions): Promise<void> {
     // Read by spawnEffectdProcess: only the effectd processes run under the profiler.
     process.env.EFFECTD_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${resolve(options.profileDir)}`;
   }
-  if (options.baseline && !existsSync(join(options.baseline, 'dist', 'src', 'cli', 'main.js'))) throw new Error(`--baseline ${options.baseline}: no built effectd there (dist/src/cli/main.js is missing; run npm run build in it)`);
   const database = await benchDatabaseUrl(options.pgUrl);
   if (database.note) process.stderr.write(`note: ${database.note}\n`);
   const probe = await PgProbe.open(database.url);
@@ -166,6 +165,10 @@ try {
 if (!options) {
   console.log(USAGE);
   process.exit(0);
+}
+if (options.baseline && !existsSync(join(options.baseline, 'dist', 'src', 'cli', 'main.js'))) {
+  console.error(`--baseline ${options.baseline}: no built effectd there (dist/src/cli/main.js is missing; run npm run build in it)`);
+  process.exit(2);
 }
 main(options).then(() => process.exit(0), (error) => {
   console.error(error);

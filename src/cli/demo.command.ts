@@ -5,7 +5,7 @@ import { openDemoStage } from './demo-stage.js';
 
 export const demoCommand: CommandSpec = {
   name: 'demo',
-  summary: 'Watch a charge whose reply is lost after the provider committed: unknown, then settled without a second charge.',
+  summary: 'Watch a charge whose reply is lost after the provider committed: settled inside the same call (done on the first answer), without a second charge.',
   usage: 'effectd demo [--data-dir DIR] [--mcp]',
   options: { 'data-dir': { type: 'string' }, mcp: { type: 'boolean' } },
   optionHelp: [
@@ -33,10 +33,10 @@ export const demoCommand: CommandSpec = {
 
       say('Agent: charge invoice INV-2291 for "49.00 USD" (workflow step 1)');
       const first = await submit('49.00 USD');
-      say(`  effectd → ${first.message}\n`);
+      say(`  effectd → ${first.message}${first.waitedMs !== undefined ? ` (the reply was lost; effectd settled it with the provider inside this call, in ${first.waitedMs} ms)` : ''}\n`);
       say('Agent (retrying as models do, now writing the amount as 4900)');
       const second = await submit(4900);
-      say(`  effectd → ${second.message}\n`);
+      say(`  effectd → ${second.message}${second.replayed ? ' (the same effect: answered from the ledger; the provider was not called)' : ''}\n`);
       say('Agent (asks once more)');
       const third = await submit(4900);
       say(`  effectd → ${third.message}${third.replayed ? " (answered from the ledger; the provider was not called)" : ""}\n`);
@@ -46,7 +46,7 @@ export const demoCommand: CommandSpec = {
       for (const entry of timeline.timeline) say(`  ${entry.at.slice(11, 23)}  ${entry.summary}`);
 
       const charges = await stage.groundTruth();
-      const ok = charges === 1 && second.status === 'done' && first.status === 'unknown';
+      const ok = charges === 1 && first.status === 'done' && first.waitedMs !== undefined && second.status === 'done' && second.replayed === true;
       say(`\n${ok ? 'OK' : 'UNEXPECTED'}: ${charges} charge(s) at the provider for 3 submissions; demo took ${stage.seconds()} s.`);
       return ok ? 0 : 1;
     } finally {

@@ -52,7 +52,7 @@ type StatementName = keyof ReturnType<typeof statements>;
 
 /**
  * The server ledger. An append is ONE statement: it inserts the batch only if the stream is exactly
- * at the expected revision (the EXISTS guard catches a stale-high expectation, the unique
+ * at the expected revision (the revision guard catches a stale-high expectation, the unique
  * (stream, revision) constraint catches a racing writer). No read-then-write window exists.
  */
 export class PostgresLedger implements Ledger {
@@ -105,7 +105,7 @@ export class PostgresLedger implements Ledger {
 
   /**
    * Group commit. Distinct streams (the usual case): ONE statement inserts every request whose
-   * expected revision holds (the same EXISTS guard per request), one commit for all. A unique
+   * expected revision holds (the same revision guard per request), one commit for all. A unique
    * violation (a racing writer) or a stream named twice falls back to one transaction with a
    * savepoint per request, which gives each request exactly `append`'s answer.
    */

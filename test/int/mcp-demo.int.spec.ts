@@ -17,11 +17,11 @@ function cli(args: string[]): Promise<{ status: number | null; stdout: string; s
 describe('effectd demo --mcp', () => {
   beforeAll(() => ensureBuilt(), 120_000);
 
-  it('the scripted agent calls over MCP: unknown (not isError), the re-issue under a new JSON-RPC id is absorbed, one charge at the provider', async () => {
+  it('the scripted agent calls over MCP: the lost reply is settled inside the first call (done, not isError), the re-issue under a new JSON-RPC id is absorbed, one charge at the provider', async () => {
     const run = await cli(['demo', '--mcp']);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/tools\/call JSON-RPC id 1, _meta \{"dev.effectd\/workflowId":"demo-mcp-\d+","dev.effectd\/step":1\}\n {2}effectd → isError false: unknown: /);
+    expect(run.stdout).toMatch(/tools\/call JSON-RPC id 1, _meta \{"dev.effectd\/workflowId":"demo-mcp-\d+","dev.effectd\/step":1\}\n {2}effectd → isError false: done: [^\n]*settled with the provider inside this call/);
     expect(run.stdout).toMatch(/tools\/call JSON-RPC id [2-9]\d*, _meta .*\n {2}effectd → isError false: done: /);
     expect(run.stdout).toContain('(answered from the ledger; the provider was not called)');
     expect(run.stdout).toMatch(/Provider ground truth[^\n]*\n {2}charge ch_\w+: 4900 usd for INV-2291/);
