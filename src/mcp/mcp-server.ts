@@ -1,10 +1,11 @@
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { EffectdError } from '../core/errors.js';
-import { AMOUNT_FORMS } from '../core/money.js';
 import type { SagaDefinition } from '../core/saga/saga-definition.js';
 import type { Caller } from '../gateway/caller.js';
 import type { Tool } from '../providers/tool-registry.js';
+import { sagaInputJsonSchema } from '../api/openapi/saga-catalog.js';
+import { toolArgsJsonSchema } from '../api/openapi/tool-args-schema.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { errorResult } from './error-result.js';
 import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
@@ -52,22 +53,6 @@ function advertised(json: Record<string, unknown>): StandardSchemaWithJSON<Recor
       jsonSchema: { input: () => json, output: () => json },
     },
   };
-}
-
-/** `inputSchema` of a contract's tool: generated from its zod argument schema (the one source), with each field's description. */
-export function toolInputSchema(tool: Tool): Record<string, unknown> {
-  const json = z.toJSONSchema(tool.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
-  for (const [name, spec] of Object.entries(tool.spec.args)) {
-    const property = json.properties?.[name];
-    if (!property) continue;
-    const described = [spec.description, spec.type === 'money' ? `an amount: ${AMOUNT_FORMS}` : undefined].filter(Boolean).join('; ');
-    if (described && property.description === undefined) property.description = described;
-  }
-  return json;
-}
-
-function sagaInputSchema(saga: SagaDefinition<any>): Record<string, unknown> {
-  return z.toJSONSchema(saga.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 }
 
 /** What a result tells the model about the tool call, answered even when the gateway throws. */
@@ -124,7 +109,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     server.registerTool(mcpToolName(tool.name), {
       title: tool.name,
       description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; needs _meta "${META.workflowId}" and "${META.step}" from the harness)`,
-      inputSchema: advertised(toolInputSchema(tool)),
+      inputSchema: advertised(toolArgsJsonSchema(tool)),
       outputSchema: outcomeSchema,
       annotations: contractAnnotations(tool),
       _meta: { 'dev.effectd/tool': tool.name, 'dev.effectd/reversibility': tool.spec.reversibility },
@@ -146,7 +131,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     server.registerTool(mcpSagaName(name), {
       title: `saga ${name}`,
       description: `${saga.description} (effectd saga ${name}: steps ${saga.steps.map((s) => `${s.name} (${s.tool}, ${s.reversibility})`).join(', ')}; needs _meta "${META.workflowId}" from the harness, one saga per workflow)`,
-      inputSchema: advertised(sagaInputSchema(saga)),
+      inputSchema: advertised(sagaInputJsonSchema(saga)),
       outputSchema: outcomeSchema,
       annotations: sagaAnnotations(saga),
       _meta: { 'dev.effectd/tool': `saga:${name}` },

@@ -1,25 +1,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, getJson, tempDir, waitFor } from '../support/effectd-harness.js';
+import { tryConnect } from '../support/try-connect.js';
 
 const run = promisify(execFile);
 
-/** A fresh TCP connection to the URL's port: 'refused' once nothing listens there. */
-function tryConnect(url: string): Promise<'connected' | 'refused'> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve('refused') : reject(error)));
-  });
-}
 
 function processAlive(pid: number): boolean {
   try {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { foldWorkflow } from '../../src/core/fold.js';
@@ -8,6 +7,7 @@ import { workflowStream } from '../../src/core/streams.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startPayments, tempDir, waitFor, writeFastPaymentsConfig, type EffectdProcess } from '../support/effectd-harness.js';
+import { tryConnect } from '../support/try-connect.js';
 
 interface Running extends EffectdProcess {
   output: () => string;
@@ -27,18 +27,6 @@ async function start(dataDir: string, args: string[] = [], env: Record<string, s
 const logged = (effectd: Running, pattern: RegExp) => waitFor(`effectd to log ${pattern}`, async () => (pattern.test(effectd.output()) ? true : undefined), 10_000);
 const alive = (effectd: Running) => effectd.child.exitCode === null && effectd.child.signalCode === null;
 
-/** A fresh TCP connection to the port: 'refused' once the listener is closed. */
-function tryConnect(url: string): Promise<'connected' | 'refused'> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve('refused') : reject(error)));
-  });
-}
 
 interface LoggedRequest { method: string; path: string; status: number | string }
 interface Charge { id: string; metadata: Record<string, string> }

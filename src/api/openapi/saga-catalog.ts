@@ -59,12 +59,12 @@ function sagaView(saga: SagaDefinition<unknown>): z.infer<typeof sagaDefinitionV
         },
       } : {}),
     })),
-    inputSchema: inputSchema(saga),
+    inputSchema: sagaInputJsonSchema(saga),
   };
 }
 
 /** A saga from a user's project may bring a schema JSON Schema cannot express (or another zod's): say so rather than fail the catalog. */
-function inputSchema(saga: SagaDefinition<unknown>): JsonSchema {
+export function sagaInputJsonSchema(saga: SagaDefinition<unknown>): JsonSchema {
   try {
     return jsonSchemaOf(saga.input as z.ZodType, 'input');
   } catch (error) {
