@@ -17,7 +17,17 @@ let passed = 0, failed = 0, skipped = 0;
 const skippedNames = new Set();
 const skippedContractCases = [];
 for (const suite of report.testResults ?? []) {
-  for (const test of suite.assertionResults ?? []) {
+  const tests = suite.assertionResults ?? [];
+  // A file that failed outside any test (it did not load, or a beforeAll threw) is a failure, and
+  // the tests that could not run because of it are failures too, never "skipped".
+  if (suite.status === 'failed' && !tests.some((t) => t.status === 'failed')) {
+    const notRun = tests.filter((t) => t.status !== 'passed').length;
+    failed += Math.max(1, notRun);
+    passed += tests.length - notRun;
+    console.log(`[test] failed outside a test (${Math.max(1, notRun)} counted as failed): ${suite.name}: ${(suite.message ?? '').split('\n')[0]}`);
+    continue;
+  }
+  for (const test of tests) {
     if (test.status === 'passed') passed++;
     else if (test.status === 'failed') failed++;
     else {
@@ -26,8 +36,6 @@ for (const suite of report.testResults ?? []) {
       if (test.ancestorTitles[0]?.startsWith('ledger contract')) skippedContractCases.push([...test.ancestorTitles, test.title].join(' › '));
     }
   }
-  // A file that failed to load has no assertions but is a failure.
-  if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed++;
 }
 for (const name of skippedNames) console.log(`[test] skipped: ${name}`);
 console.log(`[test] contract: ${skippedContractCases.length} cases skipped`);

@@ -58,8 +58,10 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
   writeFileSync(configFile, JSON.stringify(config));
   const effectd = await startEffectd({ dataDir, configFile });
   const run = Date.now().toString(36).slice(-5);
+  // The scenario builds the operator's queue from lost replies, so it asks for answers at once
+  // (Prefer: wait=0): an answer settled inside the call would leave nothing for the reconciler.
   const submit = async (cmd: Record<string, unknown>) => {
-    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, effectd.agent);
+    const answer = await postJson(`${effectd.url}/v1/effects`, cmd, { ...effectd.agent, prefer: 'wait=0' });
     if (answer.status !== 200) throw new Error(`submit ${JSON.stringify(cmd)}: ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body as { effectId: string; state: string };
   };
