@@ -55,10 +55,11 @@ async function main(options: BenchOptions): Promise<void> {
     const setup = { run, dir, secret: randomBytes(32).toString('hex'), ledgerUrl: database.url, brokers: options.brokers, paymentsUrl: payments.url };
     const kafkaCalls = new Map<Fleet, Awaited<ReturnType<typeof kafkaCaller>>>();
     const builds = [{ name: 'this' }, ...(options.baseline ? [{ name: 'baseline', root: options.baseline }] : [])];
-    for (const size of options.instances) {
-      for (const ingress of (['http', 'kafka'] as const).filter((i) => options.ingresses.includes(i))) for (const build of builds) {
-        process.stderr.write(`starting ${size} effectd instance(s) of ${build.name}, ${ingress} ingress…\n`);
-        const fleet = await startFleet(ingress, size, setup, build);
+    for (const size of options.instances) for (const workers of options.workers) {
+      // The baseline is measured with one process per instance (--workers may be newer than it).
+      for (const ingress of (['http', 'kafka'] as const).filter((i) => options.ingresses.includes(i))) for (const build of builds.filter((b) => workers.count === 1 || b.name === 'this')) {
+        process.stderr.write(`starting ${size} effectd instance(s) of ${build.name}${workers.count > 1 ? ` with ${workers.count} workers each (${workers.sched})` : ''}, ${ingress} ingress…\n`);
+        const fleet = await startFleet(ingress, size, setup, build, workers);
         fleets.push(fleet);
         if (ingress === 'kafka') {
           const kafka = await kafkaCaller(fleet, options.brokers);
@@ -77,7 +78,7 @@ async function main(options: BenchOptions): Promise<void> {
     }
     const rolePids = async (lane: Lane): Promise<RolePids> => ({
       // The direct lane charges the idle first fleet: what effectd costs while nobody calls it.
-      effectd: (lane.fleet ?? fleets[0])?.instances.map((p) => p.pid) ?? [],
+      effectd: (lane.fleet ?? fleets[0])?.pids() ?? [],
       postgres: await probe.processes((lane.fleet ?? fleets[0])?.applicationName ?? ''),
       'kafka broker': brokerPid ? [brokerPid] : [],
       provider: [payments.pid],
@@ -95,7 +96,7 @@ async function main(options: BenchOptions): Promise<void> {
     if (fleets.length > 0) {
       // What an instance spends per second with no load at all (polling, timers): a c=1 effect pays its share of it.
       await sleep(STATS_SETTLE_MS);
-      const pids = Object.fromEntries(fleets.map((f) => [f.label, f.instances.map((p) => p.pid)]));
+      const pids = Object.fromEntries(fleets.map((f) => [f.label, f.pids()]));
       const before = sampleCpu(pids);
       await sleep(3_000);
       const used = cpuDelta(before, sampleCpu(pids));

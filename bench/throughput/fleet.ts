@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { spawnEffectdProcess, type EffectdProcess } from '../../src/harness/effectd-process.js';
 import { writeFastPaymentsConfig } from '../../src/harness/tool-config-files.js';
+import type { WorkersSpec } from './options.js';
 
 /**
  * k effectd instances on one ledger schema, all with one ingress: HTTP (each its own port) or
@@ -16,6 +17,10 @@ export interface Fleet {
   /** Which effectd build: 'this' (this checkout) or 'baseline' (--baseline DIR). */
   build: string;
   instances: EffectdProcess[];
+  /** Worker processes per instance (1: no cluster). */
+  workers: number;
+  /** Every effectd process of the fleet now: each instance and, with workers, its worker processes (a replaced worker counts from its start). */
+  pids(): number[];
   token: string;
   topics: { commands: string; outcomes: string; deadLetters: string };
   group: string;
@@ -34,8 +39,10 @@ export interface FleetSetup {
   paymentsUrl: string;
 }
 
-export async function startFleet(ingress: 'http' | 'kafka', size: number, setup: FleetSetup, build: { name: string; root?: string } = { name: 'this' }): Promise<Fleet> {
-  const label = `${build.name === 'this' ? '' : `${build.name}-`}${ingress}${size}`;
+export async function startFleet(ingress: 'http' | 'kafka', size: number, setup: FleetSetup, build: { name: string; root?: string } = { name: 'this' }, spec: WorkersSpec = { count: 1, sched: 'rr' }): Promise<Fleet> {
+  const workers = spec.count;
+  const cluster = workers > 1 ? `w${workers}${spec.sched === 'none' ? 'none' : ''}` : '';
+  const label = `${build.name === 'this' ? '' : `${build.name}-`}${ingress}${size}${cluster}`;
   const kafka = ingress === 'kafka';
   const schema = `bench_tp_${setup.run}_${label.replace(/-/g, '_')}`;
   const topics = { commands: `effectd.commands.bench-${setup.run}-${label}`, outcomes: `effectd.outcomes.bench-${setup.run}-${label}`, deadLetters: `effectd.dlq.bench-${setup.run}-${label}` };
@@ -46,6 +53,7 @@ export async function startFleet(ingress: 'http' | 'kafka', size: number, setup:
   const config = writeFastPaymentsConfig(setup.dir, setup.paymentsUrl, 10_000);
   const env = {
     EFFECTD_SECRET: setup.secret, EFFECTD_CREDENTIALS: credentials,
+    ...(workers > 1 ? { NODE_CLUSTER_SCHED_POLICY: spec.sched } : {}),
     EFFECTD_KAFKA_COMMANDS_TOPIC: topics.commands, EFFECTD_KAFKA_OUTCOMES_TOPIC: topics.outcomes, EFFECTD_KAFKA_DLQ_TOPIC: topics.deadLetters,
   };
   const applicationName = `effectd-bench-${setup.run}-${label}`;
@@ -58,15 +66,25 @@ export async function startFleet(ingress: 'http' | 'kafka', size: number, setup:
   };
   try {
     for (let i = 0; i < size; i++) {
-      const args = ['--ledger', ledgerUrl, '--config', config, '--data-dir', join(setup.dir, `${label}-${i}`), ...(kafka ? ['--no-http', '--kafka', setup.brokers.join(','), '--group', group] : ['--port', '0'])];
+      const args = [...(workers > 1 ? ['--workers', String(workers)] : []), '--ledger', ledgerUrl, '--config', config, '--data-dir', join(setup.dir, `${label}-${i}`), ...(kafka ? ['--no-http', '--kafka', setup.brokers.join(','), '--group', group] : ['--port', '0'])];
       instances.push(await spawnEffectdProcess(args, env, build.root ? { root: build.root } : {}));
     }
-    if (kafka) await waitForGroup(setup.brokers, group, size);
+    if (kafka) await waitForGroup(setup.brokers, group, size * workers);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { label, ingress, build: build.name, instances, token, topics, group, schema, applicationName, stop };
+  const pids = () => instances.flatMap((p) => [p.pid, ...childPids(p.pid)]);
+  return { label, ingress, build: cluster ? `${build.name}-${cluster}` : build.name, instances, workers, pids, token, topics, group, schema, applicationName, stop };
+}
+
+/** A process's children (an effectd primary's workers), from /proc. */
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 async function kafkaTopics(brokers: string[], names: string[], action: 'create' | 'delete'): Promise<void> {

@@ -3,6 +3,12 @@ import { parseArgs } from 'node:util';
 export type Ingress = 'direct' | 'http' | 'kafka';
 const INGRESSES: readonly Ingress[] = ['direct', 'http', 'kafka'];
 
+/** Worker processes per instance, and how the cluster hands them connections: rr (Node's round robin, its Linux default) or none (the kernel's accept). */
+export interface WorkersSpec {
+  count: number;
+  sched: 'rr' | 'none';
+}
+
 export interface BenchOptions {
   effects: number;
   warmup: number;
@@ -12,6 +18,8 @@ export interface BenchOptions {
   ingresses: Ingress[];
   /** effectd fleets: 1 = one instance, 2 = two instances sharing the ledger and the consumer group. */
   instances: number[];
+  /** Worker processes per effectd instance (`effectd start --workers N`, node:cluster on one port); 1 = no cluster. */
+  workers: WorkersSpec[];
   pgUrl: string;
   brokers: string[];
   /** Directory for `node --cpu-prof` of every effectd process (written when it exits). */
@@ -28,6 +36,10 @@ export const USAGE = `Usage: npm run bench:throughput -- [options]
   --concurrency LIST   closed-loop callers, e.g. 1,16,64 (default)
   --ingress LIST       direct,http,kafka (default all; direct is always measured)
   --instances LIST     effectd fleets to measure, e.g. 1,2 (default 1)
+  --workers LIST       worker processes per instance (effectd start --workers N), e.g. 1,2 (default 1); lanes with
+                       N > 1 are build "this-wN" (the baseline is measured with 1 only)
+  --sched LIST         with --workers N > 1: rr (round robin, Node's Linux default) and/or none (the kernel's accept,
+                       NODE_CLUSTER_SCHED_POLICY=none; build "this-wNnone"), default rr
   --quick              a check that it works: --effects 200 --warmup 50 --reps 1 --concurrency 1,16
   --profile DIR        run every effectd process under node --cpu-prof, profiles in DIR (see bench/profile-summary.ts)
   --baseline DIR       also measure the effectd built in DIR (another checkout, npm run build done there), lanes
@@ -43,11 +55,19 @@ function positiveInts(flag: string, raw: string): number[] {
   return list;
 }
 
+function workerSpecs(workers: string | undefined, sched: string | undefined): WorkersSpec[] {
+  const counts = workers === undefined ? [1] : positiveInts('--workers', workers);
+  const policies = (sched ?? 'rr').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = policies.filter((p) => p !== 'rr' && p !== 'none');
+  if (policies.length === 0 || unknown.length > 0) throw new Error(`--sched knows rr and none, not "${sched}"`);
+  return counts.flatMap((count) => (count === 1 ? [{ count, sched: 'rr' as const }] : policies.map((p) => ({ count, sched: p as WorkersSpec['sched'] }))));
+}
+
 /** The command line, checked: a bad value is refused with what was expected. Answers undefined for --help. */
 export function parseBenchOptions(argv: string[]): BenchOptions | undefined {
   const { values } = parseArgs({ args: argv, strict: true, options: {
     effects: { type: 'string' }, warmup: { type: 'string' }, reps: { type: 'string' }, concurrency: { type: 'string' },
-    ingress: { type: 'string' }, instances: { type: 'string' }, quick: { type: 'boolean' }, profile: { type: 'string' },
+    ingress: { type: 'string' }, instances: { type: 'string' }, workers: { type: 'string' }, sched: { type: 'string' }, quick: { type: 'boolean' }, profile: { type: 'string' },
     pg: { type: 'string' }, kafka: { type: 'string' }, baseline: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
   } });
   if (values.help) return undefined;
@@ -63,6 +83,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | undefined {
     concurrency: values.concurrency === undefined ? (quick ? [1, 16] : [1, 16, 64]) : positiveInts('--concurrency', values.concurrency),
     ingresses: [...new Set<Ingress>(['direct', ...(ingresses as Ingress[])])],
     instances: values.instances === undefined ? [1] : positiveInts('--instances', values.instances),
+    workers: workerSpecs(values.workers, values.sched),
     pgUrl: values.pg ?? process.env.EFFECTD_TEST_PG_URL ?? 'postgres://effectd:effectd@127.0.0.1:5432/effectd_test',
     brokers: (values.kafka ?? process.env.EFFECTD_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
     ...(values.profile ? { profileDir: values.profile } : {}),

@@ -1,10 +1,10 @@
 import { createParamDecorator, Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { RUNTIME } from './runtime.token.js';
 
-type AuthenticatedRequest = Request & { caller?: Caller };
+type AuthenticatedRequest = FastifyRequest & { caller?: Caller };
 
 /** The authenticated caller, set by AuthGuard. */
 export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): Caller => ctx.switchToHttp().getRequest<AuthenticatedRequest>().caller!);

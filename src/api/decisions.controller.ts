@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard, CurrentCaller } from './auth.guard.js';
@@ -13,7 +13,7 @@ export class DecisionsController {
 
   /** Record the model's decision for a step before acting; 201 when recorded, 200 with the earlier decision when the step was decided already. */
   @Post('decisions')
-  async decide(@Param('workflowId') workflowId: string, @Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: Response) {
+  async decide(@Param('workflowId') workflowId: string, @Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: FastifyReply) {
     const result = await this.runtime.gateway.decide(caller, workflowId, body);
     res.status(result.replayed ? 200 : 201);
     return result;

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { appliedWait, preferredWaitMs } from '../core/prefer-wait.js';
 import type { Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
@@ -13,12 +13,12 @@ export class EffectsController {
 
   /** Submit an effect command (or `tool: "saga:<name>"`); the answer is the three-state outcome. A claim held elsewhere is 409. */
   @Post()
-  async submit(@Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: Response, @Headers('prefer') prefer?: string) {
+  async submit(@Body() body: unknown, @CurrentCaller() caller: Caller, @Res({ passthrough: true }) res: FastifyReply, @Headers('prefer') prefer?: string) {
     this.runtime.metrics.commandReceived('http');
     // `Prefer: wait=N` (RFC 7240): how long the answer may wait for a lost reply to be settled.
     const waitMs = preferredWaitMs(prefer);
     const submitted = await this.runtime.gateway.submit(caller, body, waitMs !== undefined ? { waitMs } : {});
-    if (submitted.waitApplied !== undefined) res.setHeader('Preference-Applied', appliedWait(submitted.waitApplied));
+    if (submitted.waitApplied !== undefined) res.header('Preference-Applied', appliedWait(submitted.waitApplied));
     res.status(submitted.disposition === 'in-flight' ? 409 : 200);
     return submitted.outcome;
   }

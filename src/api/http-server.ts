@@ -1,20 +1,23 @@
 import 'reflect-metadata';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rememberWrittenNumbers } from '../core/json-number-literals.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard } from './auth.guard.js';
-import { consoleRouter } from './console-assets.js';
+import { consoleController } from './console-assets.js';
 import { DecisionsController } from './decisions.controller.js';
 import { DocsController } from './docs.controller.js';
 import { SagasController } from './sagas.controller.js';
 import { EffectsController } from './effects.controller.js';
-import { EffectdErrorFilter } from './error-filter.js';
+import { EffectdErrorFilter, HttpBodyRefused } from './error-filter.js';
 import { HealthController } from './health.controller.js';
 import { RUNTIME } from './runtime.token.js';
-import { mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
+import { isMcpPath, mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
 import { ToolsController } from './tools.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
@@ -28,7 +31,8 @@ class ApiModule {
   static forRuntime(runtime: EffectdRuntime): DynamicModule {
     return {
       module: ApiModule,
-      controllers: API_CONTROLLERS,
+      // The console is no part of the API (the OpenAPI document does not list it).
+      controllers: [...API_CONTROLLERS, consoleController()],
       providers: [{ provide: RUNTIME, useValue: runtime }, AuthGuard],
     };
   }
@@ -90,17 +94,17 @@ function jsonContentType(header: string | undefined): 'json' | 'not-json' | 'not
 }
 
 /** A request carries a body when it is chunked or declares a non-zero length (an empty POST is no body). */
-function hasBody(req: Request): boolean {
+function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** 415 for a body that is not JSON: nothing else is parsed as if it were. */
-function jsonBodiesOnly(req: Request, res: Response, next: NextFunction): void {
-  if (!hasBody(req)) return next();
-  const type = req.headers['content-type'];
+/** 415 for a body that is not JSON (any method, any path, before routing): nothing else is parsed as if it were. */
+function jsonBodiesOnly(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (!hasBody(request.raw)) return done();
+  const type = request.headers['content-type'];
   const verdict = jsonContentType(type);
-  if (verdict === 'json') return next();
-  res.status(415).json({
+  if (verdict === 'json') return done();
+  void reply.status(415).send({
     error: 'unsupported_media_type',
     message: verdict === 'not-utf8'
       ? `the request body must be JSON in UTF-8 (RFC 8259), not Content-Type "${type}": send Content-Type: application/json (charset=utf-8 or none)`
@@ -108,49 +112,115 @@ function jsonBodiesOnly(req: Request, res: Response, next: NextFunction): void {
   });
 }
 
-/** Starts the HTTP ingress (NestJS on Express) for one runtime. */
+/** 1 MB, as Express's body parser counted it ('1mb'): of the body as read, after any gzip or deflate. */
+const BODY_LIMIT = 1024 * 1024;
+
+const tooLarge = () => new HttpBodyRefused(413, { error: 'too_large', message: 'the request body is over 1 MB' });
+
+/** The stream the body is read from: the request itself, or it inflated (gzip, deflate, br) as Express's body parser did. */
+function bodyStream(req: IncomingMessage): IncomingMessage | Transform {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const inflate: Transform | null | undefined = encoding === 'identity' ? undefined
+    : encoding === 'gzip' ? createGunzip()
+      : encoding === 'deflate' ? createInflate()
+        : encoding === 'br' ? createBrotliDecompress()
+          : null;
+  if (inflate === null) throw new HttpBodyRefused(415, { error: 'unsupported_media_type', message: `the request body could not be read: unsupported content encoding "${encoding}" (send UTF-8 JSON, uncompressed, gzip or deflate)` });
+  if (inflate === undefined) return req;
+  req.pipe(inflate);
+  return inflate;
+}
+
+/**
+ * Reads a JSON body (the 415 check let only JSON content types through). Any JSON value parses
+ * (as Express's `strict: false`), so `null` or `5` is answered for what it is — not an object —
+ * rather than "not valid JSON". The text is kept for one scan: how money numbers were written.
+ */
+function readJsonBody(request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void): void {
+  const req = request.raw;
+  let stream: IncomingMessage | Transform;
+  try {
+    stream = bodyStream(req);
+  } catch (error) {
+    return done(error as Error);
+  }
+  // A declared length over the limit is refused before reading (a compressed one counts as inflated).
+  if (stream === req && Number(req.headers['content-length'] ?? 0) > BODY_LIMIT) return done(tooLarge());
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (error: Error | null, body?: unknown) => {
+    if (finished) return;
+    finished = true;
+    if (stream !== req) {
+      req.unpipe(stream as Transform);
+      stream.on('error', () => {});
+      stream.destroy();
+    }
+    // What is left of the request (after a refusal, or past a compressed stream's end) is read off.
+    if (error || stream !== req) req.resume();
+    done(error, body);
+  };
+  stream.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > BODY_LIMIT) return finish(tooLarge());
+    chunks.push(chunk);
+  });
+  stream.on('error', (error: Error) => finish(new HttpBodyRefused(400, { error: 'bad_request', message: `the request body could not be read: ${error.message}` })));
+  req.on('aborted', () => finish(new HttpBodyRefused(400, { error: 'bad_request', message: 'the request body could not be read: request aborted' })));
+  stream.on('end', () => {
+    const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+    // As Express read it: a UTF-8 byte order mark is dropped, and a chunked body with no bytes is `{}`.
+    const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    if (text.length === 0) return finish(null, hasBody(req) ? {} : undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      return finish(new HttpBodyRefused(400, { error: 'invalid_json', message: `the request body is not valid JSON: ${(error as Error).message}` }));
+    }
+    if (body !== null && typeof body === 'object') rememberWrittenNumbers(body, raw);
+    finish(null, body);
+  });
+}
+
+/** Starts the HTTP ingress (NestJS on Fastify) for one runtime; MCP and the drain gate sit on Node's HTTP server in front of it. */
 export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits(), mcpOptions: Omit<McpHttpOptions, 'host'> = {}): Promise<HttpServer> {
   const mcp = mcpHttp(runtime, { host, ...mcpOptions });
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRuntime(runtime), { bodyParser: false, logger: ['error', 'warn'] });
-  const drain = drainGate(app);
-  app.use(drain.middleware);
-  // MCP (Streamable HTTP) at /mcp: the SDK reads its own body, so it comes before the JSON parser (src/mcp/).
-  app.use('/mcp', mcp.middleware);
-  app.use(jsonBodiesOnly);
-  // Any JSON value parses (strict: false), so `null` or `5` is answered for what it is — not an
-  // object — rather than "not valid JSON". The text is kept for one scan: how money numbers were written.
-  app.use(express.json({ limit: '1mb', strict: false, type: () => true, verify: (req, _res, buf) => void ((req as Request & { jsonText?: Buffer }).jsonText = buf) }));
-  app.use((req: Request & { jsonText?: Buffer }, _res: Response, next: NextFunction) => {
-    if (req.jsonText && req.body !== null && typeof req.body === 'object') rememberWrittenNumbers(req.body, req.jsonText.toString('utf8'));
-    delete req.jsonText;
-    next();
+  const drain = drainGate();
+  let server: Server | undefined;
+  const adapter = new FastifyAdapter({
+    // Node's server is effectd's own: every request passes the drain gate, and MCP (Streamable
+    // HTTP) at /mcp is answered on Node's request and response — the SDK reads its own body.
+    serverFactory: (fastify: (req: IncomingMessage, res: ServerResponse) => void) => {
+      server = createServer((req: IncomingMessage, res: ServerResponse) => drain.admit(req, res, () => (isMcpPath(req.url) ? mcp.handle(req, res) : fastify(req, res))));
+      return server;
+    },
+    bodyLimit: BODY_LIMIT,
+    // The drain gate answers 503 itself (shutting_down); Fastify closes idle connections on close.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Routing as Express did: `/v1/effects/` and `/V1/Effects` are `/v1/effects` (parameters keep
+    // their case), and route parameters are checked by the gateway (a 10 kB workflowId is its 400,
+    // not the router's 414).
+    routerOptions: { maxParamLength: 1 << 20, ignoreTrailingSlash: true, caseSensitive: false },
   });
-  app.use((error: { type?: string; message?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
-    if (error?.type === 'entity.parse.failed') {
-      res.status(400).json({ error: 'invalid_json', message: `the request body is not valid JSON: ${error.message}` });
-      return;
-    }
-    if (error?.type === 'entity.too.large') {
-      res.status(413).json({ error: 'too_large', message: 'the request body is over 1 MB' });
-      return;
-    }
-    if (error?.type === 'encoding.unsupported' || error?.type === 'charset.unsupported') {
-      res.status(415).json({ error: 'unsupported_media_type', message: `the request body could not be read: ${error.message} (send UTF-8 JSON, uncompressed, gzip or deflate)` });
-      return;
-    }
-    if (typeof error?.status === 'number' && error.status >= 400 && error.status < 500 && error.type) {
-      res.status(error.status).json({ error: 'bad_request', message: `the request body could not be read: ${error.message}` });
-      return;
-    }
-    next(error);
-  });
-  app.use(consoleRouter());
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRuntime(runtime), adapter, { bodyParser: false, logger: ['error', 'warn'] });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', jsonBodiesOnly);
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { bodyLimit: BODY_LIMIT }, readJsonBody);
   app.useGlobalFilters(new EffectdErrorFilter(runtime.logger));
   // Handlers run in the caller's trace (its traceparent header) when traces are exported.
   app.useGlobalInterceptors(new TraceContextInterceptor());
-  applyLimits(app.getHttpServer(), limits);
+  if (!server) throw new Error('effectd: the HTTP server was not created');
+  const http = server;
+  drain.attach(http, () => app.close());
+  applyLimits(http, limits);
   await app.listen(port, host);
-  const address = app.getHttpServer().address() as { port: number };
+  const address = http.address() as { port: number };
   return { url: `http://${host}:${address.port}`, port: address.port, inFlight: drain.inFlight, close: async () => { await drain.close(); await mcp.close(); } };
 }
 
@@ -169,27 +239,35 @@ function applyLimits(server: import('node:http').Server, limits: HttpLimits): vo
  * The HTTP half of a drain (no NestJS shutdown hooks: the start command owns the signals). Closing
  * refuses new connections, answers 503 to a request that arrives on an open keep-alive connection,
  * answers every request already received, and closes each connection as soon as it goes idle so
- * close() does not wait out the keep-alive timeout.
+ * close() does not wait out the keep-alive timeout. On Node's server, so /mcp is gated too.
  */
-function drainGate(app: NestExpressApplication) {
+function drainGate() {
   let closing = false;
   let inFlight = 0;
-  const server = app.getHttpServer();
-  const middleware = (_req: Request, res: Response, next: NextFunction) => {
+  let server: Server | undefined;
+  let closeApp: () => Promise<void> = async () => {};
+  const SHUTTING_DOWN = JSON.stringify({ error: 'shutting_down', message: 'effectd is shutting down; send the command again to another instance or after the restart (resending the same workflowId and step is safe)' });
+  const admit = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     if (closing) {
-      res.set('connection', 'close').status(503).json({ error: 'shutting_down', message: 'effectd is shutting down; send the command again to another instance or after the restart (resending the same workflowId and step is safe)' });
+      req.resume();
+      res.writeHead(503, { Connection: 'close', 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(SHUTTING_DOWN) });
+      res.end(SHUTTING_DOWN);
       return;
     }
     inFlight++;
     res.once('close', () => {
       inFlight--;
-      if (closing) setImmediate(() => server.closeIdleConnections());
+      if (closing) setImmediate(() => server?.closeIdleConnections());
     });
     next();
   };
+  const attach = (http: Server, close: () => Promise<void>) => {
+    server = http;
+    closeApp = close;
+  };
   const close = async () => {
     closing = true;
-    await app.close();
+    await closeApp();
   };
-  return { middleware, inFlight: () => inFlight, close };
+  return { admit, attach, inFlight: () => inFlight, close };
 }

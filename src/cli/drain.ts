@@ -31,12 +31,17 @@ export function drainTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
  */
 export class Drain {
   private signal: NodeJS.Signals | undefined;
+  private requestDrain!: (signal: NodeJS.Signals) => void;
   private readonly requested: Promise<NodeJS.Signals>;
   private readonly pending = new Set<DrainStep>();
 
   constructor(private readonly timeoutMs: number, private readonly out: DrainLog) {
     let request!: (signal: NodeJS.Signals) => void;
     this.requested = new Promise((resolve) => (request = resolve));
+    this.requestDrain = (signal) => {
+      this.signal ??= signal;
+      request(signal);
+    };
     const onSignal = (signal: NodeJS.Signals) => {
       if (this.signal) {
         this.out.error({ event: 'DrainAborted', signal, inFlight: this.describePending() }, `effectd: second ${signal} while draining: exiting now with code 1; still in flight: ${this.describePending()}`);
@@ -47,6 +52,11 @@ export class Drain {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+  }
+
+  /** Starts the drain as a signal would (e.g. asked by the primary of `start --workers`); once draining, asking again changes nothing. */
+  request(signal: NodeJS.Signals): void {
+    this.requestDrain(signal);
   }
 
   /**

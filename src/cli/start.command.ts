@@ -12,11 +12,12 @@ import { portOption, type CommandSpec } from './cli-kit.js';
 import { Drain, drainTimeoutMs, type DrainStep } from './drain.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { credentialsLine } from './token.command.js';
+import { isWorker, onDrainRequest, refuseLedgerForWorkers, reportReady, runPrimary, workerNumber, workersOption } from './workers.js';
 
 export const startCommand: CommandSpec = {
   name: 'start',
   summary: 'Run the effectd service: HTTP ingress on the embedded SQLite ledger unless --ledger says otherwise.',
-  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.mjs] [--kafka host:9092[,host2:9092] [--group effectd] [--no-http]]',
+  usage: 'effectd start [--port 8080] [--host 127.0.0.1] [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.mjs] [--kafka host:9092[,host2:9092] [--group effectd] [--no-http]] [--workers N|auto]',
   options: {
     port: { type: 'string' },
     host: { type: 'string' },
@@ -27,6 +28,7 @@ export const startCommand: CommandSpec = {
     group: { type: 'string' },
     'no-http': { type: 'boolean' },
     'no-reconciler': { type: 'boolean' },
+    workers: { type: 'string' },
     'mcp-anonymous-agent': { type: 'boolean' },
     'mcp-identity-fallback': { type: 'string' },
     'mcp-workflow-header': { type: 'string' },
@@ -39,6 +41,7 @@ export const startCommand: CommandSpec = {
     ['--data-dir D', 'where the embedded ledger and the secret live (default ./.effectd, or EFFECTD_DATA_DIR)'],
     ['--ledger URL', 'sqlite:[file] (default) or postgres://user:pass@host/db (or EFFECTD_LEDGER)'],
     ['--config FILE', 'your providers, tools and sagas: effectd.config.mjs (an ES module, defineConfig from \'effectd\') or .json (or EFFECTD_CONFIG); built-in simulator tools only with builtinTools: true; check it with effectd config check'],
+    ['--workers N', 'run N effectd worker processes sharing the HTTP port (node:cluster; auto = one per core; or EFFECTD_WORKERS; default 1); needs a PostgreSQL ledger; SIGHUP and SIGTERM reach every worker, a worker that dies is replaced; /metrics is the answering worker\'s own'],
     ['--no-reconciler', 'do not reconcile unknown effects in this process (run it in another one)'],
     ['--kafka BROKERS', 'also consume effect commands from Kafka (topic effectd.commands, outcomes to effectd.outcomes, dead letters to effectd.dlq; EFFECTD_KAFKA_* env overrides)'],
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
@@ -52,8 +55,17 @@ export const startCommand: CommandSpec = {
     const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
     const drainMs = drainTimeoutMs();
     // What start writes on stdout is its log: JSON lines, or pino-pretty's on a terminal (EFFECTD_LOG_FORMAT, EFFECTD_LOG_LEVEL).
-    const logger = createLogger({ fd: 1 });
+    const workers = workersOption(values.workers);
+    if (workers > 1 && !isWorker()) {
+      // The primary: checks what would fail every worker, creates the secret and the credentials once, then forks and supervises.
+      if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
+      refuseLedgerForWorkers((values.ledger as string | undefined) ?? (process.env.EFFECTD_LEDGER || undefined), workers);
+      return runPrimary({ workers, dataDir, drainMs, logger: createLogger({ fd: 1 }) });
+    }
+    const worker = workerNumber();
+    const logger = worker === undefined ? createLogger({ fd: 1 }) : createLogger({ fd: 1 }).child({ worker });
     const drain = new Drain(drainMs, logger);
+    onDrainRequest((signal) => drain.request(signal));
     // Traces only when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp); a bad value stops the start.
     const tracing = startTracing(process.env, (line) => logger.warn(line));
     const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined, logger });
@@ -61,7 +73,9 @@ export const startCommand: CommandSpec = {
     process.on('SIGHUP', () => reloadOnHangup(runtime, logger));
     const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, mcpOptions(values, logger));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
-    if (server) logger.info({ event: 'Listening', url: server.url }, `effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
+    // A worker does not say "listening on": the primary does, once every worker serves.
+    if (server && worker !== undefined) logger.info({ event: 'WorkerListening', url: server.url }, `effectd worker ${worker} (pid ${process.pid}) serves ${server.url}`);
+    else if (server) logger.info({ event: 'Listening', url: server.url }, `effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
     const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
     const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands], log: (line) => logger.warn(line) }) : undefined;
     if (kafka) {
@@ -81,6 +95,7 @@ export const startCommand: CommandSpec = {
       ...(kafka ? [{ name: 'Kafka ingress', close: () => kafka.close(), inFlight: () => 'its running batches' }] : []),
       ...(kafkaLag ? [{ name: 'Kafka lag watcher', close: () => kafkaLag.close() }] : []),
     ];
+    reportReady(server?.url);
     const traceExport: DrainStep[][] = tracing ? [[{ name: 'trace export', close: () => tracing.shutdown() }]] : [];
     return drain.serveUntilDrained([ingresses, [{ name: 'runtime (reconciler, saga workers, ledger)', close: () => runtime.close() }], ...traceExport]);
   },

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
+import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
@@ -11,10 +12,10 @@ export interface PostgresLedgerOptions {
 
 const UNIQUE_VIOLATION = '23505';
 
-interface Row { stream: string; revision: number; position: string; type: string; data: LedgerEvent }
+interface Row { stream: string; revision: number; position: string; type: string; data: unknown }
 
-/** One row to insert, as the append statement's JSON batch spells it (the event goes whole; SQL drops its `type` key). */
-interface BatchRow { s: string; r: number; e: number; t: string; d: LedgerEvent }
+/** One row to insert, as the append statement's JSON batch spells it (the event in its compact stored form, see postgres-encoding.ts; `type` has its own column). */
+interface BatchRow { s: string; r: number; e: number; t: string; d: Record<string, unknown> }
 
 /**
  * The statements, prepared once per connection (named): a lone effect then costs no parse or plan
@@ -31,7 +32,7 @@ interface BatchRow { s: string; r: number; e: number; t: string; d: LedgerEvent 
 function statements(table: string) {
   return {
     append: `INSERT INTO ${table} (stream, revision, type, data)
-      SELECT b.s, b.r, b.t, b.d - 'type'
+      SELECT b.s, b.r, b.t, b.d
       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, e int, t text, d jsonb)) WITH ORDINALITY AS b(s, r, e, t, d, n)
       WHERE b.e = ${NO_STREAM} OR (SELECT 1 FROM ${table} x WHERE x.stream = b.s AND x.revision = b.e) = 1
       ORDER BY b.n
@@ -213,7 +214,7 @@ export class PostgresLedger implements Ledger {
 function batchRows(requests: readonly AppendRequest[]): BatchRow[] {
   const rows: BatchRow[] = [];
   for (const { stream, events, expectedRevision } of requests) {
-    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: events[i]! });
+    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: encodeStoredEvent(stream, events[i]!) });
   }
   return rows;
 }
@@ -224,5 +225,5 @@ function lastWritten(rows: readonly { revision: number; position: string }[]): A
 }
 
 function toRecorded(row: Row): RecordedEvent {
-  return { stream: row.stream, revision: row.revision, position: Number(row.position), event: decodeLedgerEvent(row.type, row.data) };
+  return { stream: row.stream, revision: row.revision, position: Number(row.position), event: decodeLedgerEvent(row.type, decodeStoredEvent(row.stream, row.type, row.data)) };
 }

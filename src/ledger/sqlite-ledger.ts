@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
+import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
@@ -53,8 +54,7 @@ export class SqliteLedger implements Ledger {
       const now = Date.now();
       for (const event of events) {
         revision += 1;
-        const { type, ...data } = event;
-        position = Number(this.insert.run(stream, revision, type, JSON.stringify(data), now).lastInsertRowid);
+        position = Number(this.insert.run(stream, revision, event.type, JSON.stringify(encodeStoredEvent(stream, event)), now).lastInsertRowid);
       }
       return { revision, position };
     };
@@ -111,7 +111,7 @@ export class SqliteLedger implements Ledger {
 }
 
 function toRecorded(row: Row): RecordedEvent {
-  return { stream: row.stream, revision: row.revision, position: row.position, event: decodeLedgerEvent(row.type, JSON.parse(row.data)) };
+  return { stream: row.stream, revision: row.revision, position: row.position, event: decodeLedgerEvent(row.type, decodeStoredEvent(row.stream, row.type, JSON.parse(row.data))) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { asEffectdError, EffectdError } from '../core/errors.js';
 import { callerOf, type Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
@@ -31,14 +31,29 @@ function isLoopbackPeer(address: string | undefined): boolean {
 }
 
 export interface McpHttpMount {
-  middleware: (req: Request, res: Response, next: NextFunction) => void;
+  /** Answers one request to /mcp on Node's own request and response (the body is unread: the SDK reads it). */
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
   close(): Promise<void>;
+}
+
+/** `/mcp`, `/mcp/…` or `/mcp?…` (any case, as Express mounted it): the requests the MCP endpoint answers. */
+export function isMcpPath(url: string | undefined): boolean {
+  if (url === undefined || url.length < 4) return false;
+  const end = url.search(/[?#]/);
+  const path = (end === -1 ? url : url.slice(0, end)).toLowerCase();
+  return path === '/mcp' || path.startsWith('/mcp/');
+}
+
+function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /**
  * Streamable HTTP at `/mcp`, stateless, for 2026-07-28 clients and (through the SDK's stateless
- * fallback) 2025-era ones. The SDK reads its own body, so this is mounted before effectd's JSON
- * body parser. The caller comes from the same bearer credentials as /v1 (`gateway.authenticate`):
+ * fallback) 2025-era ones. The SDK reads its own body, so this is mounted on Node's HTTP server, ahead
+ * of the Nest (Fastify) application and its JSON body parser. The caller comes from the same bearer credentials as /v1 (`gateway.authenticate`):
  * a missing or unknown token is HTTP 401 before any JSON-RPC message is read.
  */
 export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHttpMount {
@@ -55,13 +70,13 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
   const node = toNodeHandler(handler, { onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`) });
   const validHost = loopback ? hostHeaderValidation(LOOPBACK_HOSTS) : undefined;
   const validOrigin = loopback ? originValidation(LOOPBACK_HOSTS) : undefined;
-  const middleware = (req: Request, res: Response, _next: NextFunction) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (validHost && !validHost(req, res)) return;
     if (validOrigin && !validOrigin(req, res)) return;
     // Stateless Streamable HTTP takes POST only. Every other method is refused here, as the SDK
     // refuses GET or DELETE: it cannot even build a fetch Request for TRACE or CONNECT (a 500).
     if (req.method !== 'POST') {
-      res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `Method not allowed: ${req.method} (MCP here is stateless Streamable HTTP: send POST)` } });
+      sendJson(res, 405, { Allow: 'POST' }, { jsonrpc: '2.0', id: null, error: { code: -32000, message: `Method not allowed: ${req.method} (MCP here is stateless Streamable HTTP: send POST)` } });
       return;
     }
     let caller: Caller;
@@ -69,16 +84,16 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
       caller = authenticate(runtime, req, options.anonymousAgent === true);
     } catch (thrown) {
       const error = asEffectdError(thrown);
-      res.status(401).set('WWW-Authenticate', 'Bearer realm="effectd"').json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
+      sendJson(res, 401, { 'WWW-Authenticate': 'Bearer realm="effectd"' }, { jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
       return;
     }
     const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller, fallbackInput: fallbackInput(req, fallback) } };
     void node(Object.assign(req, { auth }), res);
   };
-  return { middleware, close: () => handler.close() };
+  return { handle, close: () => handler.close() };
 }
 
-function authenticate(runtime: EffectdRuntime, req: Request, anonymous: boolean): Caller {
+function authenticate(runtime: EffectdRuntime, req: IncomingMessage, anonymous: boolean): Caller {
   const header = req.headers.authorization;
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
   if (header === undefined && anonymous && isLoopbackPeer(req.socket.remoteAddress)) {
@@ -91,7 +106,7 @@ function authenticate(runtime: EffectdRuntime, req: Request, anonymous: boolean)
 }
 
 /** The configured identity headers of this request, for the header fallback (nothing otherwise). */
-function fallbackInput(req: Request, fallback: IdentityFallback | undefined): FallbackInput {
+function fallbackInput(req: IncomingMessage, fallback: IdentityFallback | undefined): FallbackInput {
   if (fallback?.mode !== 'header') return {};
   const one = (name: string) => {
     const value = req.headers[name];

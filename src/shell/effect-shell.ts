@@ -1,7 +1,7 @@
 import { effectCommand, type EffectCommand } from '../core/effect-command.js';
 import type { EffectAddress } from '../core/identity.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
-import { EffectdError, invalidCommand } from '../core/errors.js';
+import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
 import type { AttemptStarted, EffectHeld } from '../core/events.js';
 import { contentKeyOf, findContentMatch, findTargetHold, holdsBack, holdsTarget } from '../core/content-index.js';
 import { targetKeyOf, type WorkflowState } from '../core/fold.js';
@@ -129,12 +129,17 @@ export class EffectShell {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const next = await inSpan(SPAN.declare, SpanKind.INTERNAL, async (span) => {
         span?.setAttributes(effectAttributes(effect.effectId, effect.tool.name));
-        const decided = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow));
+        const decided = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow)).catch((error: unknown) => {
+          // Counted here, once, not in the decision (which the store may take more than once).
+          if (isEffectdError(error, 'intent_conflict') && (error as EffectdError).details?.['recordedDigest'] !== undefined) this.core.metrics.rejected('intent_conflict');
+          throw error;
+        });
         span?.setAttribute(ATTR.decision, decided.kind);
         return decided;
       });
       switch (next.kind) {
         case 'answer':
+          if (next.answer.disposition === 'replayed') this.core.metrics.replayed(effect.tool.name);
           return next.answer;
         case 'dispatch':
           return this.core.dispatchAndRecord(effect, next.started);
@@ -162,11 +167,12 @@ export class EffectShell {
     };
     switch (decision.kind) {
       case 'conflict':
-        core.metrics.rejected('intent_conflict');
         throw new EffectdError('intent_conflict', `effect ${effect.effectId} (workflow ${effect.command.workflowId}, step ${effect.command.step}, slot ${effect.command.slot}) was declared with other arguments; a changed intent needs a new step`, { effectId: effect.effectId, recordedDigest: decision.recordedDigest, submittedDigest: effect.declaration.intentDigest });
-      case 'replay':
-        core.metrics.replayed(effect.tool.name);
-        return answered({ outcome: core.answer(current!, true), disposition: 'replayed' });
+      case 'replay': {
+        // Committed or proven not committed never changes: final, so a warm cache answers it unread.
+        const status = current!.recordedStatus;
+        return { answer: { kind: 'answer', answer: { outcome: core.answer(current!, true), disposition: 'replayed' } }, final: status === 'committed' || status === 'failed_before_effect' };
+      }
       case 'in-flight':
         return answered({ outcome: core.answer(current!, true), disposition: 'in-flight' });
       case 'retry-same-key':

@@ -7,7 +7,11 @@ import type { Ledger } from '../ledger/ledger.port.js';
 /** What a decision on a workflow's state says: append these events (then answer from the new state), or answer as it is. */
 export type Decision<T> =
   | { append: readonly LedgerEvent[]; answer: (after: WorkflowState) => T | Promise<T> }
-  | { answer: T };
+  /**
+   * `final`: this answer cannot be made wrong by events the deciding state may not hold yet (the
+   * effect is committed or proven not committed: those never change). See "The warm-cache rule".
+   */
+  | { answer: T; final?: boolean };
 
 export interface WorkflowStoreOptions {
   /** At most this many effects held in cached workflow states, across streams (least recently used go first). */
@@ -33,8 +37,22 @@ const DEFAULT_MAX_CONFLICTS = 50;
  * The one way to the workflow streams: read a workflow's state, decide, append at the revision
  * decided on. States are the fold of the stream, cached per stream and advanced by reading only
  * the events after the cached revision, so an effect at step 10,000 costs what one at step 1 does.
- * The cache is never trusted for a write: every append names its expected revision, and other
- * instances' appends are read before each decision.
+ * The cache is never trusted for a write: every append names its expected revision.
+ *
+ * The warm-cache rule (the one place it is decided): a batch is first decided on the cached state
+ * WITHOUT a read (a stream not cached is taken to be empty, NO_STREAM), and that state is
+ * "unverified" — another instance may have appended since. What was decided on it stands only if
+ *   1. the batch appends: the append names the cached revision, so it succeeds only if nothing was
+ *      appended since, i.e. the state decided on WAS the stream's state (every answer, error and
+ *      event of the batch was decided on the truth); a conflict → read what is new, decide again; or
+ *   2. the batch appends nothing and every decision is final: an answer marked `final` (one no later
+ *      event can change: a committed or proven-not-committed effect), or an `intent_conflict` error
+ *      (it rests on a declaration or a recorded decision the state holds, and those never change).
+ * Anything else decided on an unverified state — an answer not marked final (in flight, held,
+ * reconcile, …), any other error — is thrown away: the stream is read
+ * and the batch decided again on the verified state (the old read → decide → append), so no
+ * answer ever comes from a stale cache. A lone effect on a warm stream thus costs one append per
+ * decision instead of a read and an append.
  */
 export class WorkflowStore {
   private readonly cache = new Map<string, WorkflowState>();
@@ -91,27 +109,43 @@ export class WorkflowStore {
   }
 
   private async decideBatch(stream: string, batch: Pending[]): Promise<void> {
-    for (let conflicts = 0; ; conflicts++) {
+    // Warm-cache rule (see the class comment): the first round decides on the cached state unread.
+    let verify = false;
+    for (let conflicts = 0; ; ) {
       let decided: Decided[];
       let base: WorkflowState;
+      const verified = verify;
       try {
-        base = await this.read(stream);
+        base = verified ? await this.read(stream) : (this.cache.get(stream) ?? emptyWorkflow);
         decided = await decideInOrder(base, batch);
       } catch (error) {
+        if (!verified) {
+          verify = true;
+          continue;
+        }
         for (const pending of batch) pending.reject(error);
         return;
       }
       const events = decided.flatMap((d) => (d.kind === 'append' ? d.events : []));
-      if (events.length === 0) return settle(batch, decided);
+      if (events.length === 0) {
+        if (verified || decided.every(isFinal)) return settle(batch, decided);
+        verify = true;
+        continue;
+      }
       const final = decided.reduce<WorkflowState>((state, d) => (d.kind === 'append' ? d.after : state), base);
       try {
         const started = performance.now();
         await this.ledger.append(stream, events, base.revision);
         this.options.onAppend?.(this.ledger.kind, performance.now() - started);
       } catch (error) {
-        if (isEffectdError(error, 'concurrency_conflict') && conflicts + 1 < this.maxConflicts) {
-          await pause(conflicts);
-          continue;
+        if (isEffectdError(error, 'concurrency_conflict')) {
+          verify = true;
+          // A stale cache is not a race: read at once. Lost races on a read state count and back off.
+          if (!verified) continue;
+          if (++conflicts < this.maxConflicts) {
+            await pause(conflicts - 1);
+            continue;
+          }
         }
         const failure = isEffectdError(error, 'concurrency_conflict')
           ? new EffectdError('contention', `workflow stream ${stream} changed under ${this.maxConflicts} attempts in a row (other instances writing to it); this decision was not recorded, send the command again`, { stream, retryAfterMs: 250 })
@@ -162,11 +196,16 @@ interface Pending {
 
 /** One queued decision, taken: an answer as things are, its events and the state they lead to, or its own error. */
 type Decided =
-  | { kind: 'answer'; value: unknown }
+  | { kind: 'answer'; value: unknown; final: boolean }
   | { kind: 'append'; events: readonly LedgerEvent[]; after: WorkflowState; answer: (after: WorkflowState) => unknown }
   | { kind: 'error'; error: unknown };
 
 const MAX_BATCH = 256;
+
+/** Rule 2 of the warm-cache rule: a decision that stands on an unverified state without an append. */
+function isFinal(d: Decided): boolean {
+  return d.kind === 'answer' ? d.final : d.kind === 'error' && isEffectdError(d.error, 'intent_conflict');
+}
 
 /** Each decision on the state the ones before it leave; one that throws fails alone. */
 async function decideInOrder(base: WorkflowState, batch: readonly Pending[]): Promise<Decided[]> {
@@ -176,7 +215,7 @@ async function decideInOrder(base: WorkflowState, batch: readonly Pending[]): Pr
     try {
       const decision = await pending.decide(state);
       if (!('append' in decision)) {
-        decided.push({ kind: 'answer', value: decision.answer });
+        decided.push({ kind: 'answer', value: decision.answer, final: decision.final === true });
         continue;
       }
       const after = foldWorkflow(decision.append, state);

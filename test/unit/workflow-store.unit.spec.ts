@@ -35,11 +35,12 @@ describe('the workflow store', () => {
     const store = new WorkflowStore(ledger);
     const other = new WorkflowStore(b);
     const stream = 'workflow-t1/wf-1';
+    // Its own appends keep the cache current: deciding on it needs no read (the warm-cache rule).
     for (let i = 0; i < 5; i++) await store.update(stream, () => ({ append: declare(`e${i}`), answer: () => undefined }));
-    expect(ledger.reads).toEqual([-1, 0, 1, 2, 3]);
+    expect(ledger.reads).toEqual([]);
     await other.update(stream, () => ({ append: declare('from-b'), answer: () => undefined }));
     const state = await store.read(stream);
-    expect(ledger.reads[ledger.reads.length - 1]).toBe(4);
+    expect(ledger.reads).toEqual([4]);
     expect(state.revision).toBe(5);
     expect(state.effects.has('from-b')).toBe(true);
   });
@@ -98,7 +99,8 @@ describe('the workflow store', () => {
     }).catch((e: unknown) => e);
     expect(isEffectdError(error, 'contention')).toBe(true);
     expect((error as { details: { retryAfterMs: number } }).details.retryAfterMs).toBeGreaterThan(0);
-    expect(seen).toEqual([1, 1, 1]);
+    // First on the unread guess (a stream not cached is taken as empty), then maxConflicts times on what was read.
+    expect(seen).toEqual([0, 1, 1, 1]);
     expect((await store.read(stream)).effects.get('e0')!.attempts).toHaveLength(0);
   });
 

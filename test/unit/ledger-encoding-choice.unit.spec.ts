@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeStoredEvent, encodeStoredEvent, storedEncoding } from '../../src/ledger/postgres-encoding.js';
+import { workflowStream } from '../../src/core/streams.js';
+import { declared, started } from '../support/events.js';
+
+const before = process.env.EFFECTD_LEDGER_ENCODING;
+afterEach(() => {
+  if (before === undefined) delete process.env.EFFECTD_LEDGER_ENCODING;
+  else process.env.EFFECTD_LEDGER_ENCODING = before;
+});
+
+describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
+  const stream = workflowStream('default', 'wf-1');
+  const events = [declared('eff_1622bfa41f72d3c164b8cb0028be3867dbe59e7b', 1_796_125_018_423, { tenant: 'default', workflowId: 'wf-1' }), started('eff_1622bfa41f72d3c164b8cb0028be3867dbe59e7b', 1, 1_796_125_018_424)];
+
+  it('verbatim writes each event as it is (what older effectd versions read), and it reads back the same', () => {
+    process.env.EFFECTD_LEDGER_ENCODING = 'verbatim';
+    for (const event of events) {
+      const { type, ...rest } = event as typeof event & { type: string };
+      const stored = encodeStoredEvent(stream, event as never);
+      expect(stored).toEqual(JSON.parse(JSON.stringify(rest)));
+      expect(decodeStoredEvent(stream, type, JSON.parse(JSON.stringify(stored)))).toEqual(JSON.parse(JSON.stringify(rest)));
+    }
+  });
+
+  it('compact (the default) is smaller and reads back the same', () => {
+    delete process.env.EFFECTD_LEDGER_ENCODING;
+    for (const event of events) {
+      const { type, ...rest } = event as typeof event & { type: string };
+      const stored = encodeStoredEvent(stream, event as never);
+      expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(rest).length);
+      expect(decodeStoredEvent(stream, type, JSON.parse(JSON.stringify(stored)))).toEqual(JSON.parse(JSON.stringify(rest)));
+    }
+  });
+
+  it('any other value stops the start with what to set', () => {
+    expect(() => storedEncoding({ EFFECTD_LEDGER_ENCODING: 'short' })).toThrow(/compact or verbatim, not "short"/);
+    expect(storedEncoding({})).toBe('compact');
+  });
+});
