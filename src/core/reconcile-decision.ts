@@ -1,5 +1,5 @@
 import { doublingDelayMs } from './backoff.js';
-import { currentAttempt, effectStatus, needsAudit, type EffectState } from './effect-state.js';
+import { currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
 
 /** What a tool's contract offers for finding out whether an effect happened. */
 export interface ReconcilePolicy {
@@ -9,7 +9,7 @@ export interface ReconcilePolicy {
   lookupConsistent: boolean;
   /** The provider deduplicates a resend carrying the same key. */
   dedupesByKey: boolean;
-  /** How long after a dispatch a provider may still commit or become searchable. */
+  /** How long after a dispatch a provider may still commit or become searchable (counted from `settleFrom`). */
   settleWindowMs: number;
   /** Same-key resends allowed at most, and not later than `withinMs` after the first dispatch. */
   resends: { max: number; withinMs: number };
@@ -37,15 +37,15 @@ export function decideReconcile(effect: EffectState, now: number, policy: Reconc
   const status = effectStatus(effect, now);
   const attempt = currentAttempt(effect);
   if (status === 'dispatching') return { kind: 'wait', until: attempt!.started.leaseUntil, why: 'a live claim is in flight' };
-  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt.started.at, now, policy) : { kind: 'none' };
+  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt, now, policy) : { kind: 'none' };
   if (needsAudit(effect)) {
-    const settledBy = attempt!.started.at + policy.settleWindowMs;
+    const settledBy = settleFrom(attempt!) + policy.settleWindowMs;
     return now >= settledBy ? { kind: 'audit' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
   }
   if (status !== 'unknown' || !attempt) return { kind: 'none' };
   const resend = resendVerdict(effect, now, policy);
   if (policy.lookup !== 'none') {
-    const next = nextLookup(effect, attempt.started.at, now, policy);
+    const next = nextLookup(effect, attempt, now, policy);
     if (next.kind !== 'settled') return next;
     if (resend.allowed) return { kind: 'retry-same-key' };
     if (policy.lookupConsistent) return { kind: 'not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
@@ -57,12 +57,22 @@ export function decideReconcile(effect: EffectState, now: number, policy: Reconc
 }
 
 /**
+ * Where an attempt's settle window starts: the last moment effectd may still have been sending it —
+ * when it stopped waiting (the attempt's finish), or, for a claim whose instance died, its lease's
+ * end. Counting from the dispatch instead would let a request that reached a slow provider late
+ * commit after a consistent lookup had already "proved" it absent.
+ */
+export function settleFrom(attempt: AttemptRecord): number {
+  return attempt.finished?.at ?? Math.max(attempt.started.at, attempt.started.leaseUntil);
+}
+
+/**
  * Lookups after one attempt: the first at once, re-checks doubling from 250 ms until the settle
  * window has passed, then one last look at or after its end; `settled` once that look was taken.
  */
-function nextLookup(effect: EffectState, dispatchedAt: number, now: number, policy: ReconcilePolicy): ReconcileStep | { kind: 'settled' } {
-  const settledBy = dispatchedAt + policy.settleWindowMs;
-  const checks = effect.checks.filter((c) => c.at >= dispatchedAt);
+function nextLookup(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): ReconcileStep | { kind: 'settled' } {
+  const settledBy = settleFrom(attempt) + policy.settleWindowMs;
+  const checks = effect.checks.filter((c) => c.at >= attempt.started.at);
   const last = checks[checks.length - 1];
   if (!last) return { kind: 'lookup' };
   if (now < settledBy) {
@@ -77,9 +87,9 @@ function nextLookup(effect: EffectState, dispatchedAt: number, now: number, poli
  * committed before it stored the failure, so looking up (a safe read) goes on through the settle
  * window; found → committed. After it, the effect stays with a human.
  */
-function lookUpPoisoned(effect: EffectState, dispatchedAt: number, now: number, policy: ReconcilePolicy): ReconcileStep {
+function lookUpPoisoned(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): ReconcileStep {
   if (policy.lookup === 'none') return { kind: 'none' };
-  const next = nextLookup(effect, dispatchedAt, now, policy);
+  const next = nextLookup(effect, attempt, now, policy);
   return next.kind === 'settled' ? { kind: 'none' } : next;
 }
 

@@ -2,6 +2,7 @@ import { agentOutcome, type AgentOutcome } from '../core/agent-outcome.js';
 import { classifyDispatch } from '../core/classify.js';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import { currentAttempt, type EffectState } from '../core/effect-state.js';
+import { settleFrom } from '../core/reconcile-decision.js';
 import { isEffectdError } from '../core/errors.js';
 import type { AttemptFinished, AttemptStarted, EffectDeclared, LedgerEvent } from '../core/events.js';
 import { foldWorkflow, type WorkflowState } from '../core/fold.js';
@@ -188,8 +189,8 @@ export class ShellCore {
 
   answer(effect: EffectState, replayed: boolean, matched?: EffectState): AgentOutcome {
     const tool = this.deps.tools.get(effect.declared.tool);
-    const last = currentAttempt(effect)?.started;
-    const expectAnswerAt = last && tool ? Math.max(last.at + tool.spec.settleWindowMs, this.now()) : undefined;
+    const last = currentAttempt(effect);
+    const expectAnswerAt = last && tool ? Math.max(settleFrom(last) + tool.spec.settleWindowMs, this.now()) : undefined;
     return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}), ...(tool ? { policy: reconcilePolicy(tool) } : {}) });
   }
 }

@@ -31,14 +31,17 @@ describe('decideSettleStep: the inline settle reuses the reconciler\'s rules', (
     const consistent: ReconcilePolicy = { ...stripe, lookupConsistent: true, dedupesByKey: false };
     const looked = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110)]);
     const progress = { lookedUp: true, resent: false };
-    for (const now of [1_120, 1_400, 60_000, 120_999]) {
+    for (const now of [1_120, 1_400, 60_000, 120_999, 121_099]) {
       const step = decideSettleStep(looked, now, consistent, progress);
       expect(step.kind, `at ${now}`).not.toBe('not-committed');
       expect(['wait', 'lookup']).toContain(step.kind);
     }
-    // Only a look taken after the window ends proves absence.
-    const after = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110), check(121_000)]);
-    expect(decideSettleStep(after, 121_001, consistent, progress)).toMatchObject({ kind: 'not-committed' });
+    // Only a look taken after the window ends proves absence; the window counts from the moment
+    // effectd stopped waiting (the reply was lost at t=1100), not from the dispatch.
+    const early = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110), check(121_000)]);
+    expect(decideSettleStep(early, 121_001, consistent, progress).kind).not.toBe('not-committed');
+    const after = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110), check(121_100)]);
+    expect(decideSettleStep(after, 121_101, consistent, progress)).toMatchObject({ kind: 'not-committed' });
   });
 
   it('never resends after the key expired', () => {
