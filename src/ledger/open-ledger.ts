@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { isKurrentLedgerUrl } from './kurrentdb-url.js';
 import type { Ledger } from './ledger.port.js';
 import { PostgresLedger } from './postgres-ledger.js';
-import { storedEncoding } from './postgres-encoding.js';
 import { postgresLedgerOptions } from './postgres-url.js';
 import { SqliteLedger } from './sqlite-ledger.js';
 
@@ -13,7 +12,6 @@ import { SqliteLedger } from './sqlite-ledger.js';
  */
 export async function openLedger(url: string | undefined, dataDir: string): Promise<Ledger> {
   const target = url ?? 'sqlite:';
-  storedEncoding();
   if (target.startsWith('sqlite:')) {
     const file = target.slice('sqlite:'.length) || join(dataDir, 'ledger.db');
     return new SqliteLedger(file);

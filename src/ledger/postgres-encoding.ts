@@ -151,7 +151,7 @@ function isPlainObject(value: unknown): value is Json {
  */
 export type StoredEncoding = 'compact' | 'verbatim';
 
-/** The form from EFFECTD_LEDGER_ENCODING; a value that is neither stops the start (openLedger asks first). */
+/** The form from EFFECTD_LEDGER_ENCODING, read once when a ledger opens; a value that is neither stops the start. */
 export function storedEncoding(env: NodeJS.ProcessEnv = process.env): StoredEncoding {
   const value = env.EFFECTD_LEDGER_ENCODING || 'compact';
   if (value !== 'compact' && value !== 'verbatim') throw new Error(`EFFECTD_LEDGER_ENCODING must be compact or verbatim, not "${value}" (verbatim: rows older effectd versions can read, for a rolling upgrade)`);
@@ -159,9 +159,9 @@ export function storedEncoding(env: NodeJS.ProcessEnv = process.env): StoredEnco
 }
 
 /** The stored form of one event of `stream` (without its `type`, which has its own column). */
-export function encodeStoredEvent(stream: string, event: { type: string } & Json): Json {
+export function encodeStoredEvent(stream: string, event: { type: string } & Json, encoding: StoredEncoding = 'compact'): Json {
   const { type } = event;
-  if (process.env.EFFECTD_LEDGER_ENCODING === 'verbatim') {
+  if (encoding === 'verbatim') {
     const { type: _type, ...verbatim } = event;
     return verbatim;
   }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
+import { decodeStoredEvent, encodeStoredEvent, storedEncoding, type StoredEncoding } from './postgres-encoding.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
@@ -59,6 +59,7 @@ type StatementName = keyof ReturnType<typeof statements>;
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
   private readonly sql: Record<StatementName, string>;
+  private readonly encoding: StoredEncoding = storedEncoding();
   private constructor(private readonly pool: pg.Pool, private readonly table: string) {
     this.sql = statements(table);
   }
@@ -95,7 +96,7 @@ export class PostgresLedger implements Ledger {
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     try {
-      const result = await this.run<{ revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows([{ stream, events, expectedRevision }]))]);
+      const result = await this.run<{ revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows([{ stream, events, expectedRevision }], this.encoding))]);
       if (result.rowCount !== events.length) throw new ConcurrencyError(stream, expectedRevision);
       return lastWritten(result.rows);
     } catch (error) {
@@ -124,7 +125,7 @@ export class PostgresLedger implements Ledger {
   }
 
   private async appendManyAtOnce(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    const result = await this.run<{ stream: string; revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows(requests))]);
+    const result = await this.run<{ stream: string; revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows(requests, this.encoding))]);
     const last = new Map<string, { revision: number; position: number; count: number }>();
     for (const row of result.rows) {
       const seen = last.get(row.stream);
@@ -146,7 +147,7 @@ export class PostgresLedger implements Ledger {
         const { stream, events, expectedRevision } = request;
         await client.query('SAVEPOINT one_append');
         try {
-          const result = await this.run<{ revision: number; position: string }>(client, 'append', [JSON.stringify(batchRows([request]))]);
+          const result = await this.run<{ revision: number; position: string }>(client, 'append', [JSON.stringify(batchRows([request], this.encoding))]);
           if (result.rowCount !== events.length) {
             await client.query('ROLLBACK TO SAVEPOINT one_append');
             results.push(new ConcurrencyError(stream, expectedRevision));
@@ -211,10 +212,10 @@ export class PostgresLedger implements Ledger {
 }
 
 /** The rows of these requests, in order: each request's events at the revisions after its expected one. */
-function batchRows(requests: readonly AppendRequest[]): BatchRow[] {
+function batchRows(requests: readonly AppendRequest[], encoding: StoredEncoding): BatchRow[] {
   const rows: BatchRow[] = [];
   for (const { stream, events, expectedRevision } of requests) {
-    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: encodeStoredEvent(stream, events[i]!) });
+    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: encodeStoredEvent(stream, events[i]!, encoding) });
   }
   return rows;
 }

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
-import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
+import { decodeStoredEvent, encodeStoredEvent, storedEncoding, type StoredEncoding } from './postgres-encoding.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
@@ -15,6 +15,7 @@ interface Row { stream: string; revision: number; position: number; type: string
 export class SqliteLedger implements Ledger {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
+  private readonly encoding: StoredEncoding = storedEncoding();
   private readonly insert: Database.Statement;
   private readonly head: Database.Statement;
   private readonly byStream: Database.Statement;
@@ -54,7 +55,7 @@ export class SqliteLedger implements Ledger {
       const now = Date.now();
       for (const event of events) {
         revision += 1;
-        position = Number(this.insert.run(stream, revision, event.type, JSON.stringify(encodeStoredEvent(stream, event)), now).lastInsertRowid);
+        position = Number(this.insert.run(stream, revision, event.type, JSON.stringify(encodeStoredEvent(stream, event, this.encoding)), now).lastInsertRowid);
       }
       return { revision, position };
     };

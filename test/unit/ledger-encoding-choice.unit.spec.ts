@@ -1,4 +1,10 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NO_STREAM } from '../../src/ledger/ledger.port.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { decodeStoredEvent, encodeStoredEvent, storedEncoding } from '../../src/ledger/postgres-encoding.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { declared, started } from '../support/events.js';
@@ -14,17 +20,15 @@ describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
   const events = [declared('eff_1622bfa41f72d3c164b8cb0028be3867dbe59e7b', 1_796_125_018_423, { tenant: 'default', workflowId: 'wf-1' }), started('eff_1622bfa41f72d3c164b8cb0028be3867dbe59e7b', 1, 1_796_125_018_424)];
 
   it('verbatim writes each event as it is (what older effectd versions read), and it reads back the same', () => {
-    process.env.EFFECTD_LEDGER_ENCODING = 'verbatim';
     for (const event of events) {
       const { type, ...rest } = event as typeof event & { type: string };
-      const stored = encodeStoredEvent(stream, event as never);
+      const stored = encodeStoredEvent(stream, event as never, 'verbatim');
       expect(stored).toEqual(JSON.parse(JSON.stringify(rest)));
       expect(decodeStoredEvent(stream, type, JSON.parse(JSON.stringify(stored)))).toEqual(JSON.parse(JSON.stringify(rest)));
     }
   });
 
   it('compact (the default) is smaller and reads back the same', () => {
-    delete process.env.EFFECTD_LEDGER_ENCODING;
     for (const event of events) {
       const { type, ...rest } = event as typeof event & { type: string };
       const stored = encodeStoredEvent(stream, event as never);
@@ -33,8 +37,27 @@ describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
     }
   });
 
+  it('a ledger reads EFFECTD_LEDGER_ENCODING once, when it opens, and writes its rows in that form', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'effectd-encoding-'));
+    try {
+      process.env.EFFECTD_LEDGER_ENCODING = 'verbatim';
+      const ledger = new SqliteLedger(join(dir, 'ledger.db'));
+      delete process.env.EFFECTD_LEDGER_ENCODING;
+      await ledger.append(stream, [events[0]!], NO_STREAM);
+      await ledger.close();
+      const { type: _type, ...rest } = events[0] as (typeof events)[0] & { type: string };
+      const db = new Database(join(dir, 'ledger.db'), { readonly: true });
+      const rows = db.prepare('SELECT data FROM events').all() as { data: string }[];
+      db.close();
+      expect(rows.map((r) => JSON.parse(r.data))).toEqual([JSON.parse(JSON.stringify(rest))]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('any other value stops the start with what to set', () => {
     expect(() => storedEncoding({ EFFECTD_LEDGER_ENCODING: 'short' })).toThrow(/compact or verbatim, not "short"/);
     expect(storedEncoding({})).toBe('compact');
+    expect(storedEncoding({ EFFECTD_LEDGER_ENCODING: 'verbatim' })).toBe('verbatim');
   });
 });
