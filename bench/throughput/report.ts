@@ -32,22 +32,10 @@ export interface LaneRun extends LaneKey {
 }
 
 /** A lane over its reps: the median of each number; added latency against the direct lane of the same rep and concurrency. */
-export interface LaneSummary extends LaneKey {
+export interface LaneSummary extends Omit<LaneRun, 'rep' | 'seconds'> {
   reps: number;
-  effects: number;
-  notDone: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
   addedP50?: number;
   addedP99?: number;
-  cpuMsPerEffect: Record<string, number>;
-  machineBusy: number;
-  walBytesPerEffect: number;
-  walRecordsPerEffect: number;
-  walSyncsPerEffect: number;
-  xactCommitsPerEffect: number;
-  statementsPerEffect?: number;
 }
 
 export const median = (values: readonly number[]): number => {
