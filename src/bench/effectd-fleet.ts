@@ -4,6 +4,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStrea
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../providers/config-loader.js';
+import { ledgerOfConfiguration } from './lane-ledger.js';
 
 /** Where an agent reaches one effectd instance, and the agent credential it presents. */
 export interface EffectdEndpoint {
@@ -147,14 +148,14 @@ export class EffectdFleet {
     this.logFile = String(this.log.path);
     const named = (instance: string) => (options.name ? `${options.name}/${instance}` : instance);
     const primaryDir = dir('primary');
-    const shared = options.ledgerUrl ?? `sqlite:${join(primaryDir, 'ledger.db')}`;
+    const shared = options.ledgerUrl ? ledgerOfConfiguration(options.ledgerUrl, options.name ?? 'fleet') : `sqlite:${join(primaryDir, 'ledger.db')}`;
     const primaryCredentials = join(primaryDir, 'credentials.json');
     const env = { EFFECTD_SECRET: secret };
     this.primary = new EffectdProcess(named('primary'), ['--data-dir', primaryDir, '--config', options.config, '--ledger', shared], env, primaryCredentials, this.log);
     this.secondaryProcess = new EffectdProcess(named('secondary'), ['--data-dir', dir('secondary'), '--config', options.config, '--ledger', shared],
       { ...env, EFFECTD_CREDENTIALS: primaryCredentials }, primaryCredentials, this.log);
     const shortDir = dir('short-keys');
-    this.shortKeysProcess = new EffectdProcess(named('short-keys'), ['--data-dir', shortDir, '--config', options.shortKeysConfig, ...(options.ledgerUrl ? ['--ledger', options.ledgerUrl] : [])],
+    this.shortKeysProcess = new EffectdProcess(named('short-keys'), ['--data-dir', shortDir, '--config', options.shortKeysConfig, ...(options.ledgerUrl ? ['--ledger', ledgerOfConfiguration(options.ledgerUrl, `${options.name ?? 'fleet'}_short_keys`)] : [])],
       env, join(shortDir, 'credentials.json'), this.log);
   }
 

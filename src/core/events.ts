@@ -66,9 +66,12 @@ export const reconciliationChecked = z.object({
   type: z.literal('ReconciliationChecked'),
   ...base,
   method: z.enum(['lookup-by-key', 'lookup-by-reference', 'lookup-by-name']),
+  /** When the lookup was sent (`at` is when its answer was recorded); absent on checks recorded before it was kept. */
+  askedAt: z.number().int().nonnegative().optional(),
   asked: z.string(),
   seen: z.string(),
-  verdict: z.enum(['committed', 'not_committed', 'pending']),
+  /** `pending`: the provider answered and the effect is not (yet) there; `unanswered`: no usable answer (timeout, refused, 5xx, malformed), which proves nothing. */
+  verdict: z.enum(['committed', 'not_committed', 'pending', 'unanswered']),
   receipt: z.string().optional(),
 });
 

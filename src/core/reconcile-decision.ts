@@ -27,6 +27,20 @@ export type ReconcileStep =
 
 const FIRST_RECHECK_MS = 250;
 const MAX_RECHECK_MS = 30_000;
+/** Looks after the settle window that went unanswered before an effect whose key no longer protects goes to a human. */
+export const MAX_UNANSWERED_LOOKS = 5;
+
+type Check = EffectState['checks'][number];
+
+/** When a check's lookup was sent (older checks kept only when their answer was recorded). */
+export function askedAt(check: Check): number {
+  return check.askedAt ?? check.at;
+}
+
+/** Only a lookup the provider answered can show where an effect stands; a timeout, a refusal or a 5xx proves nothing. */
+function answered(check: Check): boolean {
+  return check.verdict !== 'unanswered';
+}
 
 /**
  * The reconciler's next step for one open effect (docs/design.md, "Reconciliation"): look it up; not
@@ -46,6 +60,10 @@ export function decideReconcile(effect: EffectState, now: number, policy: Reconc
   const resend = resendVerdict(effect, now, policy);
   if (policy.lookup !== 'none') {
     const next = nextLookup(effect, attempt, now, policy);
+    if (next.kind === 'unanswered') {
+      if (resend.allowed) return { kind: 'retry-same-key' };
+      return { kind: 'escalate', reason: `the provider's ${policy.lookup} lookup did not answer the ${next.looks} looks after the settle window, so nothing proves whether it happened, and ${resend.why}` };
+    }
     if (next.kind !== 'settled') return next;
     if (resend.allowed) return { kind: 'retry-same-key' };
     if (policy.lookupConsistent) return { kind: 'not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
@@ -68,18 +86,25 @@ export function settleFrom(attempt: AttemptRecord): number {
 
 /**
  * Lookups after one attempt: the first at once, re-checks doubling from 250 ms until the settle
- * window has passed, then one last look at or after its end; `settled` once that look was taken.
+ * window has passed, then one last look ASKED at or after its end; `settled` once the provider
+ * answered such a look. Looks after the window that went unanswered are asked again with backoff;
+ * `unanswered` after MAX_UNANSWERED_LOOKS of them.
  */
-function nextLookup(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): ReconcileStep | { kind: 'settled' } {
+function nextLookup(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): ReconcileStep | { kind: 'settled' } | { kind: 'unanswered'; looks: number } {
   const settledBy = settleFrom(attempt) + policy.settleWindowMs;
-  const checks = effect.checks.filter((c) => c.at >= attempt.started.at);
+  const checks = effect.checks.filter((c) => askedAt(c) >= attempt.started.at);
   const last = checks[checks.length - 1];
   if (!last) return { kind: 'lookup' };
+  const afterWindow = checks.filter((c) => askedAt(c) >= settledBy);
+  if (afterWindow.some(answered)) return { kind: 'settled' };
   if (now < settledBy) {
-    const next = Math.min(last.at + doublingDelayMs(checks.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS), settledBy);
+    const next = Math.min(askedAt(last) + doublingDelayMs(checks.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS), settledBy);
     return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: 'not found yet; the provider may still commit or index it' };
   }
-  return last.at < settledBy ? { kind: 'lookup' } : { kind: 'settled' };
+  if (afterWindow.length === 0) return { kind: 'lookup' };
+  if (afterWindow.length >= MAX_UNANSWERED_LOOKS) return { kind: 'unanswered', looks: afterWindow.length };
+  const next = askedAt(last) + doublingDelayMs(afterWindow.length - 1, FIRST_RECHECK_MS, MAX_RECHECK_MS);
+  return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: `the provider's lookup did not answer (${last.seen}); asking again` };
 }
 
 /**
@@ -90,7 +115,7 @@ function nextLookup(effect: EffectState, attempt: AttemptRecord, now: number, po
 function lookUpPoisoned(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): ReconcileStep {
   if (policy.lookup === 'none') return { kind: 'none' };
   const next = nextLookup(effect, attempt, now, policy);
-  return next.kind === 'settled' ? { kind: 'none' } : next;
+  return next.kind === 'settled' || next.kind === 'unanswered' ? { kind: 'none' } : next;
 }
 
 /** Whether a same-key resend may go now, and if not, why (the escalation's reason says it). */
@@ -161,7 +186,7 @@ export function decideSettleStep(effect: EffectState, now: number, policy: Recon
   const last = progress.lastLookAt;
   if (next.kind === 'wait' && last !== undefined && next.until > last && status !== 'dispatching' && policy.lookup !== 'none') {
     const latest = effect.checks[effect.checks.length - 1];
-    if (!latest || latest.at < last) return now >= last ? { kind: 'lookup' } : { kind: 'wait', until: last, why: 'one last look before the answer budget ends' };
+    if (!latest || askedAt(latest) < last) return now >= last ? { kind: 'lookup' } : { kind: 'wait', until: last, why: 'one last look before the answer budget ends' };
   }
   return next;
 }

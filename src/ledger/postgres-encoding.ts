@@ -62,6 +62,7 @@ const TOP: Record<string, string> = {
   replayed: 'y',
   reason: 'z',
   latencyMs: 'm',
+  askedAt: 's',
 };
 
 const REQUEST: Record<string, string> = { method: 'm', path: 'p', body: 'b', encoding: 'e', keyHeader: 'k' };

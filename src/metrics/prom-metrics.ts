@@ -85,7 +85,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
     for (const tool of tools) {
       for (const outcome of ['committed', 'failed_before_effect', 'terminal_failure', 'unknown'] satisfies OutcomeClass[]) this.attempts.inc({ tool, outcome }, 0);
       for (const reason of ['replay', 'hold']) this.duplicates.inc({ tool, reason }, 0);
-      for (const verdict of ['committed', 'not_committed', 'pending']) this.checks.inc({ tool, verdict }, 0);
+      for (const verdict of ['committed', 'not_committed', 'pending', 'unanswered']) this.checks.inc({ tool, verdict }, 0);
       this.replays.inc({ tool }, 0);
       this.holds.inc({ tool }, 0);
       this.escalationsCounter.inc({ tool }, 0);

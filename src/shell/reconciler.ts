@@ -81,7 +81,7 @@ export class Reconciler {
           return { outcome: this.core.answer(next, true), disposition: 'reconciled' };
         }
         case 'escalate': {
-          const evidence = effect.checks.map((c) => `${new Date(c.at).toISOString()} ${c.method}: ${c.seen}`).join('; ') || 'no lookup possible';
+          const evidence = effect.checks.map((c) => `${new Date(c.askedAt ?? c.at).toISOString()} ${c.method}: ${c.seen}${c.verdict === 'unanswered' ? ' (no answer)' : ''}`).join('; ') || 'no lookup possible';
           const next = await this.record(stream, effectId, { type: 'EffectEscalated', v: 1, at: now, effectId, reason: step.reason, evidence });
           return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
         }
@@ -102,9 +102,12 @@ export class Reconciler {
 
   private async lookup(prepared: PreparedEffect, effect: EffectState, workflow: WorkflowState, policy: ReconcilePolicy): Promise<ReconciliationChecked> {
     const attempt = currentAttempt(effect)!.started;
+    // What a look proves is judged by when it was asked: an answer that took long still describes the provider as it was then.
+    const askedAt = this.core.now();
     const result: LookupResult = await this.core.looker(prepared.tool, this.core.dispatchInput(prepared, attempt.providerKey));
-    const base = { type: 'ReconciliationChecked' as const, v: 1 as const, at: this.core.now(), effectId: effect.effectId, method: METHOD[policy.lookup as keyof typeof METHOD] };
-    if (result.kind === 'unsupported') return { ...base, asked: 'nothing (no lookup)', seen: 'unsupported', verdict: 'pending' };
+    const base = { type: 'ReconciliationChecked' as const, v: 1 as const, at: this.core.now(), askedAt, effectId: effect.effectId, method: METHOD[policy.lookup as keyof typeof METHOD] };
+    if (result.kind === 'unsupported') return { ...base, asked: 'nothing (no lookup)', seen: 'unsupported', verdict: 'unanswered' };
+    if (result.kind === 'error') return { ...base, asked: result.asked, seen: result.seen, verdict: 'unanswered' };
     if (result.kind !== 'found') return { ...base, asked: result.asked, seen: result.seen, verdict: 'pending' };
     // A key or a stamped reference names this effect alone. A name is not unique: only a match no
     // other effect of this workflow already owns can be this one's.

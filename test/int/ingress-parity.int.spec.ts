@@ -168,7 +168,7 @@ class Outcomes {
 
 /** The events of a stream without what differs by nature between two runs: times, ids, keys, receipts, names of the run. */
 function normalized(events: LedgerEvent[], tag: string): unknown[] {
-  const VOLATILE = new Set(['at', 'effectId', 'instanceId', 'providerKey', 'leaseUntil', 'keyExpiresAt', 'latencyMs', 'receipt', 'intentDigest', 'contentKey', 'asked', 'seen']);
+  const VOLATILE = new Set(['at', 'askedAt', 'effectId', 'instanceId', 'providerKey', 'leaseUntil', 'keyExpiresAt', 'latencyMs', 'receipt', 'intentDigest', 'contentKey', 'asked', 'seen']);
   const text = JSON.stringify(events).replaceAll(tag, '<tag>').replace(/\b(ch|em|eff)_[A-Za-z0-9_-]+/g, '<$1>');
   return (JSON.parse(text) as Record<string, unknown>[]).map((event) => Object.fromEntries(Object.entries(event).filter(([key]) => !VOLATILE.has(key))));
 }

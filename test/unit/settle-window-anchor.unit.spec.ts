@@ -30,3 +30,34 @@ describe('the settle window counts from the last moment effectd may have been se
     expect(decideReconcile(looked, 8_600, journal).kind).not.toBe('not-committed');
   });
 });
+
+describe('only a lookup the provider answered, asked after the window, is the last look', () => {
+  const timedOut = [declared(E), started(E, 1, 1_000, { providerKey: null, keyExpiresAt: null }), finished(E, 1, 1_500, 'unknown')];
+  const unanswered = (at: number): EffectEvent => ({ type: 'ReconciliationChecked', v: 1, at, askedAt: at - 1, effectId: E, method: 'lookup-by-name', asked: 'search', seen: 'timeout after 1000 ms', verdict: 'unanswered' });
+
+  it('looks that went unanswered after the window prove nothing: asked again with backoff, then a human', () => {
+    const looks = [check(1_510), unanswered(2_600)];
+    expect(decideReconcile(effectOf([...timedOut, ...looks]), 2_601, journal)).toMatchObject({ kind: 'wait' });
+    expect(decideReconcile(effectOf([...timedOut, ...looks]), 2_900, journal)).toMatchObject({ kind: 'lookup' });
+    const five = [check(1_510), unanswered(2_600), unanswered(2_900), unanswered(3_500), unanswered(4_600), unanswered(6_700)];
+    const step = decideReconcile(effectOf([...timedOut, ...five]), 6_701, journal);
+    expect(step).toMatchObject({ kind: 'escalate' });
+    expect(step.kind === 'escalate' && step.reason).toMatch(/did not answer/);
+    // One answered look after them is the proof.
+    expect(decideReconcile(effectOf([...timedOut, ...five, check(7_000)]), 7_001, journal)).toMatchObject({ kind: 'not-committed' });
+  });
+
+  it('while the key still protects, an unanswered lookup leads to the same-key resend, never to a proof of absence', () => {
+    const keyed: ReconcilePolicy = { ...journal, dedupesByKey: true, resends: { max: 1, withinMs: 60_000 } };
+    const withKey = [declared(E), started(E, 1, 1_000, { providerKey: 'efd-k', keyExpiresAt: 90_000 }), finished(E, 1, 1_500, 'unknown')];
+    const five = [2_600, 2_900, 3_500, 4_600, 6_700].map(unanswered);
+    expect(decideReconcile(effectOf([...withKey, check(1_510), ...five]), 6_701, keyed)).toMatchObject({ kind: 'retry-same-key' });
+  });
+
+  it('a look is placed by when it was asked: asked inside the window, answered after it, it is not the last look', () => {
+    const slowAnswer: EffectEvent = { type: 'ReconciliationChecked', v: 1, at: 2_700, askedAt: 2_300, effectId: E, method: 'lookup-by-name', asked: 'search', seen: '0 matches', verdict: 'pending' };
+    expect(decideReconcile(effectOf([...timedOut, check(1_510), slowAnswer]), 2_701, journal)).toMatchObject({ kind: 'lookup' });
+    const askedAfter: EffectEvent = { ...slowAnswer, askedAt: 2_500, at: 2_900 };
+    expect(decideReconcile(effectOf([...timedOut, check(1_510), askedAfter]), 2_901, journal)).toMatchObject({ kind: 'not-committed' });
+  });
+});
