@@ -45,7 +45,7 @@ export function httpCall(poster: Poster, fleet: Fleet, commands: readonly Effect
   };
 }
 
-/** Publish → outcome consumed, through the SDK's Kafka client (one produce per call, as an agent would). */
+/** Publish → outcome consumed, through the SDK's Kafka client (one client for all callers, as in an agent process running many calls). */
 export async function kafkaCaller(fleet: Fleet, brokers: string[]): Promise<{ call(commands: readonly EffectRequest[]): Call; close(): Promise<void> }> {
   const client = await EffectClient.connect({ brokers, token: fleet.token, commandsTopic: fleet.topics.commands, outcomesTopic: fleet.topics.outcomes, timeoutMs: 120_000 });
   return {

@@ -22,6 +22,7 @@ import { SessionController } from './session.controller.js';
 import { ToolsController } from './tools.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { TraceContextInterceptor } from '../tracing/trace-context.interceptor.js';
+import { tracingOn } from '../tracing/tracer.js';
 
 /** Every Nest controller of the HTTP ingress (test/unit/openapi-routes.unit.spec.ts checks the OpenAPI document against them). */
 export const API_CONTROLLERS = [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController, ToolsController, DocsController];
@@ -213,8 +214,9 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { bodyLimit: BODY_LIMIT }, readJsonBody);
   app.useGlobalFilters(new EffectdErrorFilter(runtime.logger));
-  // Handlers run in the caller's trace (its traceparent header) when traces are exported.
-  app.useGlobalInterceptors(new TraceContextInterceptor());
+  // Handlers run in the caller's trace (its traceparent header) when traces are exported. Only
+  // then: with no interceptor at all Nest calls a handler directly, without an RxJS pipeline per request.
+  if (tracingOn()) app.useGlobalInterceptors(new TraceContextInterceptor());
   if (!server) throw new Error('effectd: the HTTP server was not created');
   const http = server;
   drain.attach(http, () => app.close());

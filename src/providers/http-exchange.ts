@@ -26,7 +26,7 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   return new Promise((resolve) => {
-    const url = new URL(request.url);
+    const url = parsedUrl(request.url);
     const client = url.protocol === 'https:' ? https : http;
     // With traces exported: the request carries the active span's traceparent (an attempt's, a check's).
     const traced = traceHttpCall(url, request.method, request.headers);
@@ -39,7 +39,13 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
       traced?.done(result);
       resolve(result);
     };
-    const req = client.request(url, {
+    // Options, not the URL: Node would convert a URL into these on every request.
+    const req = client.request({
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port,
+      path: url.pathname + url.search,
+      ...(url.username || url.password ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
       method: request.method,
       headers: request.body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(request.body).toString() },
       agent: agents[url.protocol as 'http:' | 'https:'],
@@ -60,4 +66,16 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
     if (request.body !== undefined) req.write(request.body);
     req.end();
   });
+}
+
+/** Parsed provider URLs (a provider's few paths, parsed once; URL is read-only here). Bounded: cleared when full. */
+const parsed = new Map<string, URL>();
+function parsedUrl(raw: string): URL {
+  let url = parsed.get(raw);
+  if (!url) {
+    if (parsed.size >= 1_000) parsed.clear();
+    url = new URL(raw);
+    parsed.set(raw, url);
+  }
+  return url;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import { CoalescingPublisher } from '../transport/kafka/coalescing-publisher.js';
 import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 
@@ -86,6 +87,8 @@ export class EffectClient {
   private readonly waiters = new Map<string, Waiter>();
   private readonly accepted = new Set<string>();
   private closed = false;
+  /** Commands submitted while a produce request is in flight go together in the next one: many concurrent calls, few requests. */
+  private readonly publisher: CoalescingPublisher;
 
   private constructor(
     private readonly producer: Producer,
@@ -94,7 +97,9 @@ export class EffectClient {
     private readonly replyTopic: string | undefined,
     private readonly timeoutMs: number,
     private readonly authorization: string,
-  ) {}
+  ) {
+    this.publisher = new CoalescingPublisher(producer);
+  }
 
   /** Connects; throws when there is no token (option or EFFECTD_TOKEN), as effectd would refuse every command. */
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
@@ -128,7 +133,7 @@ export class EffectClient {
     if (this.closed) return noAnswer(correlationId, request, 'the client is closed');
     const answered = this.await(correlationId, request, timeoutMs);
     try {
-      await this.producer.send({ topic: this.commandsTopic, acks: -1, messages: [{ key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: this.headers(correlationId) }] });
+      await this.publisher.publish({ topic: this.commandsTopic, key: request.workflowId, value: encodeCommand(request, correlationId, this.replyTopic), headers: this.headers(correlationId) });
       if (this.waiters.has(correlationId)) this.accepted.add(correlationId);
     } catch (error) {
       this.settle(correlationId, { ...noAnswer(correlationId, request, `the command could not be handed to Kafka (${(error as Error).message}); it may or may not have been published`), accepted: false });

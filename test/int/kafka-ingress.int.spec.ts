@@ -121,7 +121,7 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     expect(unknownTool).toMatchObject({ status: 'not_done', error: { code: 'unknown_tool' } });
   });
 
-  it('a handler failure is logged with its code and where the command sits, and its workflow waits before the command is redelivered', async () => {
+  it('a handler failure is logged with its code and where the command sits, and its workflow waits before the command is tried again', async () => {
     const authenticate = runtime.gateway.authenticate.bind(runtime.gateway);
     let failures = 0;
     runtime.gateway.authenticate = (...args) => {
@@ -135,10 +135,10 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     }
     const lines = logged.filter((l) => l.line.includes('credential store unreachable'));
     expect(lines.map((l) => l.line)).toEqual([
-      expect.stringMatching(new RegExp(`^effectd kafka: ${topics.commands.replaceAll('.', '\\.')}\\[\\d\\]@\\d+ failed \\(unavailable: .*credential store unreachable.*\\), failure 1; its workflow waits \\d+ ms, then the command is redelivered$`)),
+      expect.stringMatching(new RegExp(`^effectd kafka: ${topics.commands.replaceAll('.', '\\.')}\\[\\d\\]@\\d+ failed \\(unavailable: .*credential store unreachable.*\\), failure 1; its workflow waits \\d+ ms, then the command is tried again$`)),
       expect.stringMatching(/failure 2; its workflow waits/),
     ]);
-    // Not redelivered at once: the first pause (at least 250 ms) lies between the two failures.
+    // Not tried again at once: the first pause (at least 250 ms) lies between the two failures.
     expect(lines[1]!.at - lines[0]!.at).toBeGreaterThanOrEqual(240);
   });
 

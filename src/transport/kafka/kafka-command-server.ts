@@ -7,11 +7,19 @@ import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
 import { deadLetter, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
-import { completedPrefix, runInKeyedLanes, Semaphore } from './keyed-lanes.js';
+import { PartitionPipeline, Semaphore } from './partition-pipeline.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
 
 const COMMIT_EVERY_MS = 200;
-/** A failing command holds its workflow's lane this long at most before it is redelivered. */
+/**
+ * A batch returns once its commands are done or after this long, whichever is first. Returning at
+ * once would have the consumer fetch again at once, and under a steady trickle of commands each
+ * fetch would carry one or two (many requests: the broker's CPU); waiting for the whole batch
+ * would hold every partition's next fetch behind the slowest command. Lone commands lose nothing:
+ * the next fetch goes out as soon as they are answered.
+ */
+const BATCH_SLICE_MS = 10;
+/** A failing command holds its workflow's lane this long at most before it is tried again. */
 const FAILED_PAUSE_CAP_MS = 30_000;
 /** Failing commands whose count of failures is kept (for the growing pause); the oldest are forgotten. */
 const FAILURES_KEPT = 1_000;
@@ -25,13 +33,19 @@ export interface IngressMetrics {
  * The Kafka ingress as a NestJS custom transport over kafkajs. ServerKafka only offers
  * `eachMessage` (one command at a time per partition); effectd needs many workflows of one
  * partition in flight at once for throughput, so this strategy consumes with `eachBatch`:
- *  - a batch's workflows (message keys) run concurrently, one workflow's commands strictly in order;
+ *  - a batch is admitted into its partition's pipeline (partition-pipeline.ts) and the consumer
+ *    fetches on while its commands run (kafkajs fetches again only when every batch of the last
+ *    fetch returned: waiting for each batch's slowest command stalled the whole instance), up to
+ *    `maxInFlight` commands, then the batch waits for room;
+ *  - workflows (message keys) run concurrently, one workflow's commands strictly in order, across batches;
  *  - each outcome is published once the shell has recorded it (the shell records before it answers);
  *  - a partition's offset is committed (next offset; kafkajs autoCommit off) only for the contiguous
  *    prefix of commands whose outcome or dead letter the broker acknowledged, so everything committed
- *    is durably in the ledger; anything after a gap is redelivered and replayed. Commits of all
- *    partitions go together every COMMIT_EVERY_MS: a commit is a write to __consumer_offsets, and
- *    one per batch per partition cost the broker more CPU than the commands themselves.
+ *    is durably in the ledger; a command that fails is retried in place (its workflow waits); one that
+ *    cannot complete while the partition is still ours has it read again from the first command not
+ *    completed, and everything after is redelivered and replayed. Commits of all partitions go
+ *    together every COMMIT_EVERY_MS: a commit is a write to __consumer_offsets, and one per batch
+ *    per partition cost the broker more CPU than the commands themselves.
  */
 export class KafkaCommandServer extends Server implements CustomTransportStrategy {
   private readonly kafka: Kafka;
@@ -45,6 +59,9 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private commitTimer?: NodeJS.Timeout;
   private activeBatches = 0;
   private batchesDone?: () => void;
+  /** By "topic:partition"; kept across rebalances (their lanes order a redelivered command behind its running copy). */
+  private readonly pipelines = new Map<string, PartitionPipeline>();
+  private handler?: ReturnType<Server['getHandlerByPattern']>;
   /** Handler failures so far, by "topic[partition]@offset" of the failing command. */
   private readonly failures = new Map<string, number>();
 
@@ -81,16 +98,20 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     // Start nothing new; let running commands settle (abandoned ones are redelivered), commit, leave.
     this.closing = true;
     clearInterval(this.commitTimer);
-    if (this.activeBatches > 0) {
-      await Promise.race([new Promise<void>((resolve) => (this.batchesDone = resolve)), sleep(30_000)]);
-    }
+    const settled = (async () => {
+      if (this.activeBatches > 0) await new Promise<void>((resolve) => (this.batchesDone = resolve));
+      await Promise.all([...this.pipelines.values()].map((p) => p.idle()));
+    })();
+    await Promise.race([settled, sleep(30_000)]);
     await this.commitReady();
     await this.consumer?.disconnect().catch(() => {});
     await this.producer?.disconnect().catch(() => {});
   }
 
   private async start(): Promise<void> {
-    if (!this.getHandlerByPattern(EFFECT_COMMAND)) throw new Error(`no handler for ${EFFECT_COMMAND}`);
+    // Looked up once: Nest normalizes the pattern on every lookup.
+    this.handler = this.getHandlerByPattern(EFFECT_COMMAND);
+    if (!this.handler) throw new Error(`no handler for ${EFFECT_COMMAND}`);
     const { topics } = this.settings;
     this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();
@@ -104,10 +125,12 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       allowAutoTopicCreation: false,
     });
     // Offsets of partitions this member no longer owns are not ours to commit.
+    // After a join the consumer reads every partition again from its committed offset: what was in flight is forgotten (and redelivered).
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       for (const [key, ready] of this.readyToCommit) {
         if (!payload.memberAssignment[ready.topic]?.includes(ready.partition)) this.readyToCommit.delete(key);
       }
+      for (const pipeline of this.pipelines.values()) pipeline.nextEpoch();
     });
     this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
     await this.consumer.connect();
@@ -143,58 +166,92 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     }
   }
 
+  private pipelineOf(topic: string, partition: number): PartitionPipeline {
+    const id = `${topic}:${partition}`;
+    let pipeline = this.pipelines.get(id);
+    if (!pipeline) {
+      pipeline = new PartitionPipeline({
+        committable: (offset) => this.readyToCommit.set(id, { topic, partition, offset }),
+        threw: (offset, error) => this.log(`effectd kafka: ${topic}[${partition}]@${offset}: ${String(error)}`),
+      });
+      this.pipelines.set(id, pipeline);
+    }
+    return pipeline;
+  }
+
+  /** Admits the batch's commands (waiting while `maxInFlight` are running) and returns: they finish in the partition's pipeline. */
   private async consumeBatchMessages({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
-    let revoked = false;
+    const pipeline = this.pipelineOf(topic, partition);
+    const epoch = pipeline.epoch;
     const beat = async () => {
       try {
         await heartbeat();
       } catch (error) {
         // REBALANCE_IN_PROGRESS and friends: finish what runs, start nothing new, commit what is done.
-        revoked = true;
+        for (const p of this.pipelines.values()) p.nextEpoch();
         throw error;
       }
     };
-    const lease: CommandLease = { isActive: () => !this.closing && !revoked && isRunning() && !isStale(), heartbeat: beat };
+    const lease: CommandLease = { isActive: () => !this.closing && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
     const ticker = setInterval(() => void beat().catch(() => {}), this.settings.heartbeatIntervalMs);
-    let completed: boolean[];
+    const admitted: Promise<void>[] = [];
     try {
-      completed = await runInKeyedLanes(batch.messages, (m) => m.key?.toString('latin1') ?? '', async (message) => {
-        if (!lease.isActive()) return false;
+      for (const message of batch.messages) {
         await this.inFlight.acquire();
-        try {
-          if (!lease.isActive()) return false;
-          return await this.handle(topic, partition, message, lease);
-        } finally {
+        if (!lease.isActive()) {
           this.inFlight.release();
+          return; // not resolved: read again by this member or the partition's next owner
         }
-      }, (message, error) => this.log(`effectd kafka: ${topic}[${partition}]@${message.offset} failed outside its handler (${String(error)}); it is redelivered`));
+        admitted.push(pipeline.admit(message.offset, message.key?.toString('latin1') ?? '', async () => {
+          try {
+            if (!lease.isActive()) return false;
+            let completed = false;
+            try {
+              completed = await this.handle(topic, partition, message, lease);
+            } catch (error) {
+              this.log(`effectd kafka: ${topic}[${partition}]@${message.offset} failed outside its handler (${String(error)}); it is redelivered`);
+            }
+            if (!completed && lease.isActive()) this.readAgain(pipeline, topic, partition);
+            return completed;
+          } finally {
+            this.inFlight.release();
+          }
+        }));
+        resolveOffset(message.offset);
+      }
+      let slice: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(admitted), new Promise<void>((resolve) => (slice = setTimeout(resolve, BATCH_SLICE_MS)))]);
+      clearTimeout(slice);
     } finally {
       clearInterval(ticker);
     }
-    const last = completedPrefix(completed);
-    if (last < 0) return;
-    const lastOffset = batch.messages[last]!.offset;
-    resolveOffset(lastOffset);
-    this.readyToCommit.set(`${topic}:${partition}`, { topic, partition, offset: (BigInt(lastOffset) + 1n).toString() });
+  }
+
+  /** A command did not complete while the partition is still ours: read the partition again from its first command not completed. */
+  private readAgain(pipeline: PartitionPipeline, topic: string, partition: number): void {
+    const offset = pipeline.nextEpoch();
+    if (offset !== undefined) this.consumer?.seek({ topic, partition, offset });
   }
 
   /** True once the command's answer (or dead letter) is acknowledged by the broker. */
   private async handle(topic: string, partition: number, message: KafkaMessage, lease: CommandLease): Promise<boolean> {
     this.metrics.commandReceived('kafka');
-    const handler = this.getHandlerByPattern(EFFECT_COMMAND)!;
+    const handler = this.handler!;
     const where = `${topic}[${partition}]@${message.offset}`;
     let verdict: CommandVerdict;
-    try {
-      verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
-    } catch (error) {
-      // The handler answers with verdicts; a throw is NestJS's pipeline failing (it logged the cause, and hands over only this).
-      verdict = { kind: 'failed', error: new EffectdError('internal', `the handler pipeline failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`) };
-    }
-    if (verdict.kind === 'abandoned') return false; // not answered, not committed, redelivered to the partition's next owner
-    if (verdict.kind === 'failed') {
+    for (;;) {
+      try {
+        verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
+      } catch (error) {
+        // The handler answers with verdicts; a throw is NestJS's pipeline failing (it logged the cause, and hands over only this).
+        verdict = { kind: 'failed', error: new EffectdError('internal', `the handler pipeline failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`) };
+      }
+      if (verdict.kind === 'abandoned') return false; // not answered, not committed, redelivered to the partition's next owner
+      if (verdict.kind !== 'failed') break;
+      // Tried again in place once the pause is over (its workflow's later commands wait behind it), while the partition is ours.
       await this.failed(where, verdict.error, lease);
-      return false;
+      if (!lease.isActive()) return false;
     }
     this.failures.delete(where);
     if (verdict.kind === 'dead-letter') {
@@ -210,7 +267,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
 
   /**
    * A command the handler could not settle now: logged with its code, and the workflow's lane waits
-   * (growing, capped, heartbeating) before the command is redelivered, so a broken command cannot spin.
+   * (growing, capped, heartbeating) before the command is tried again, so a broken command cannot spin.
    */
   private async failed(where: string, error: EffectdError, lease: CommandLease): Promise<void> {
     const count = (this.failures.get(where) ?? 0) + 1;
@@ -219,7 +276,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     if (this.failures.size > FAILURES_KEPT) this.failures.delete(this.failures.keys().next().value!);
     const { code, message } = error;
     const ms = backoffMs(count - 1, 500, FAILED_PAUSE_CAP_MS);
-    this.log(`effectd kafka: ${where} failed (${code}: ${message}), failure ${count}; its workflow waits ${ms} ms, then the command is redelivered`);
+    this.log(`effectd kafka: ${where} failed (${code}: ${message}), failure ${count}; its workflow waits ${ms} ms, then the command is tried again`);
     await pauseWhile(ms, () => lease.isActive());
   }
 
