@@ -6,7 +6,7 @@ import type { EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import type { KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
-import { getJson, startPayments } from '../support/effectd-harness.js';
+import { getJson, postJson, startPayments } from '../support/effectd-harness.js';
 import { bearer, freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, withAdmin, type KafkaFixture, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
 
@@ -140,6 +140,25 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     ]);
     // Not tried again at once: the first pause (at least 250 ms) lies between the two failures.
     expect(lines[1]!.at - lines[0]!.at).toBeGreaterThanOrEqual(240);
+  });
+
+  it('a slow provider call holds up only its own workflow: commands of other workflows are fetched and answered meanwhile', async () => {
+    // kafkajs fetches again only when every batch of its last fetch returned; a batch that waited for
+    // its slowest command held every partition behind one slow provider call (or one answer budget).
+    await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'delay', ms: 3_000 } }] });
+    const started = Date.now();
+    const slow = client.submit(charge()).then((answer) => ({ answer, ms: Date.now() - started }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const others = await Promise.all(Array.from({ length: 5 }, async () => {
+      const t0 = Date.now();
+      const answer = await client.submit(charge());
+      return { status: answer.status, ms: Date.now() - t0 };
+    }));
+    const { answer, ms } = await slow;
+    expect(answer.status).toBe('done');
+    expect(ms).toBeGreaterThanOrEqual(2_900);
+    expect(others.map((o) => o.status)).toEqual(['done', 'done', 'done', 'done', 'done']);
+    expect(Math.max(...others.map((o) => o.ms)), JSON.stringify(others)).toBeLessThan(1_500);
   });
 
   it('commits the offset of every handled command (next offset), so a restart re-reads nothing settled', async () => {
