@@ -2,26 +2,36 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isEffectdError } from '../core/errors.js';
 import { packageRoot } from '../providers/config-loader.js';
-import { benchCommand } from './bench.command.js';
-import { configCommand } from './config.command.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
-import { demoCommand } from './demo.command.js';
-import { devCommand } from './dev.command.js';
-import { effectsCommand } from './effects.command.js';
-import { mcpCommand } from './mcp.command.js';
-import { resolveCommand } from './resolve.command.js';
-import { startCommand } from './start.command.js';
-import { tokenCommand } from './token.command.js';
-import { workflowCommand } from './workflow.command.js';
 
-const commands: CommandSpec[] = [startCommand, devCommand, tokenCommand, demoCommand, effectsCommand, workflowCommand, resolveCommand, configCommand, benchCommand, mcpCommand];
+/**
+ * Each command's module, loaded only when it runs (or for the overview): `effectd token` should not
+ * pay for NestJS, kafkajs and the MCP SDK, which `start` needs.
+ */
+const commands: Record<string, () => Promise<CommandSpec>> = {
+  start: async () => (await import('./start.command.js')).startCommand,
+  dev: async () => (await import('./dev.command.js')).devCommand,
+  token: async () => (await import('./token.command.js')).tokenCommand,
+  demo: async () => (await import('./demo.command.js')).demoCommand,
+  effects: async () => (await import('./effects.command.js')).effectsCommand,
+  workflow: async () => (await import('./workflow.command.js')).workflowCommand,
+  resolve: async () => (await import('./resolve.command.js')).resolveCommand,
+  config: async () => (await import('./config.command.js')).configCommand,
+  bench: async () => (await import('./bench.command.js')).benchCommand,
+  mcp: async () => (await import('./mcp.command.js')).mcpCommand,
+};
+
+function commandNamed(name: string | undefined): Promise<CommandSpec> | undefined {
+  return name !== undefined && Object.hasOwn(commands, name) ? commands[name]!() : undefined;
+}
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-function overview(): string {
-  const lines = commands.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');
+async function overview(): Promise<string> {
+  const all = await Promise.all(Object.values(commands).map((load) => load()));
+  const lines = all.map((c) => `  ${c.name.padEnd(8)}  ${c.summary}`).join('\n');
   return `effectd — an effect gateway for AI agents: every declared effect happens at most once.\n\nUsage: effectd <command> [options]   (effectd --version prints the version)\n\nCommands:\n${lines}\n\nRun \`effectd <command> --help\` for a command's options.\n`;
 }
 
@@ -32,13 +42,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!name || name === 'help' || name === '--help' || name === '-h') {
-    const target = commands.find((c) => c.name === rest[0]);
-    process.stdout.write(target ? helpText(target) : overview());
+    const target = await commandNamed(rest[0]);
+    process.stdout.write(target ? helpText(target) : await overview());
     return 0;
   }
-  const command = commands.find((c) => c.name === name);
+  const command = await commandNamed(name);
   if (!command) {
-    process.stderr.write(`effectd: unknown command "${name}"\n\n${overview()}`);
+    process.stderr.write(`effectd: unknown command "${name}"\n\n${await overview()}`);
     return 2;
   }
   let parsed;
