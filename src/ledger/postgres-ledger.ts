@@ -11,6 +11,8 @@ export interface PostgresLedgerOptions {
 }
 
 const UNIQUE_VIOLATION = '23505';
+/** The advisory lock the schema's DDL runs under (any constant; effectd's own). */
+const DDL_LOCK = 0x0effec7d;
 
 interface Row { stream: string; revision: number; position: string; type: string; data: unknown }
 
@@ -71,9 +73,13 @@ export class PostgresLedger implements Ledger {
     pool.on('error', () => {
       /* an idle client lost its connection; the pool replaces it on next use */
     });
-    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const table = `${schema}.events`;
-    await pool.query(`
+    await inOneTransaction(pool, async (client) => {
+      // Several processes opening a new schema at once (effectd start --workers N, a fleet) would race
+      // in CREATE … IF NOT EXISTS (a unique violation in PostgreSQL's catalog): one at a time.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`
       CREATE TABLE IF NOT EXISTS ${table} (
         position    BIGSERIAL PRIMARY KEY,
         stream      TEXT        NOT NULL,
@@ -84,7 +90,8 @@ export class PostgresLedger implements Ledger {
         recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         UNIQUE (stream, revision)
       )`);
-    await pool.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
+      await client.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
+    });
     return new PostgresLedger(pool, table);
   }
 
@@ -138,10 +145,8 @@ export class PostgresLedger implements Ledger {
     });
   }
 
-  private async appendManyOneByOne(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+  private appendManyOneByOne(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
+    return inOneTransaction(this.pool, async (client) => {
       const results: (AppendResult | ConcurrencyError)[] = [];
       for (const request of requests) {
         const { stream, events, expectedRevision } = request;
@@ -161,14 +166,8 @@ export class PostgresLedger implements Ledger {
           results.push(new ConcurrencyError(stream, expectedRevision));
         }
       }
-      await client.query('COMMIT');
       return results;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** One query: a (stream, revision) index range scan per read (LATERAL), rows tagged with their read's ordinal. A lone read is a plain one. */
@@ -208,6 +207,21 @@ export class PostgresLedger implements Ledger {
   async dropSchema(): Promise<void> {
     const schema = this.table.split('.')[0];
     await this.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  }
+}
+
+async function inOneTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
   }
 }
 
