@@ -60,7 +60,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private activeBatches = 0;
   private batchesDone?: () => void;
   /** By "topic:partition"; kept across rebalances (their lanes order a redelivered command behind its running copy). */
-  private readonly pipelines = new Map<string, PartitionPipeline>();
+  private readonly pipelines = new Map<string, { topic: string; partition: number; pipeline: PartitionPipeline }>();
   private handler?: ReturnType<Server['getHandlerByPattern']>;
   /** Handler failures so far, by "topic[partition]@offset" of the failing command. */
   private readonly failures = new Map<string, number>();
@@ -100,7 +100,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     clearInterval(this.commitTimer);
     const settled = (async () => {
       if (this.activeBatches > 0) await new Promise<void>((resolve) => (this.batchesDone = resolve));
-      await Promise.all([...this.pipelines.values()].map((p) => p.idle()));
+      await Promise.all([...this.pipelines.values()].map((p) => p.pipeline.idle()));
     })();
     await Promise.race([settled, sleep(30_000)]);
     await this.commitReady();
@@ -130,7 +130,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       for (const [key, ready] of this.readyToCommit) {
         if (!payload.memberAssignment[ready.topic]?.includes(ready.partition)) this.readyToCommit.delete(key);
       }
-      for (const pipeline of this.pipelines.values()) pipeline.nextEpoch();
+      for (const { pipeline } of this.pipelines.values()) pipeline.nextEpoch();
     });
     this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
     await this.consumer.connect();
@@ -168,15 +168,16 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
 
   private pipelineOf(topic: string, partition: number): PartitionPipeline {
     const id = `${topic}:${partition}`;
-    let pipeline = this.pipelines.get(id);
-    if (!pipeline) {
-      pipeline = new PartitionPipeline({
+    let entry = this.pipelines.get(id);
+    if (!entry) {
+      const pipeline = new PartitionPipeline({
         committable: (offset) => this.readyToCommit.set(id, { topic, partition, offset }),
         threw: (offset, error) => this.log(`effectd kafka: ${topic}[${partition}]@${offset}: ${String(error)}`),
       });
-      this.pipelines.set(id, pipeline);
+      entry = { topic, partition, pipeline };
+      this.pipelines.set(id, entry);
     }
-    return pipeline;
+    return entry.pipeline;
   }
 
   /** Admits the batch's commands (waiting while `maxInFlight` are running) and returns: they finish in the partition's pipeline. */
@@ -188,8 +189,10 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       try {
         await heartbeat();
       } catch (error) {
-        // REBALANCE_IN_PROGRESS and friends: finish what runs, start nothing new, commit what is done.
-        for (const p of this.pipelines.values()) p.nextEpoch();
+        // REBALANCE_IN_PROGRESS and friends: finish what runs, start nothing new, commit what is done,
+        // and read every partition again from its first command not completed (should it stay ours
+        // without a rejoin, nothing admitted later may be committed past a command abandoned now).
+        for (const p of this.pipelines.values()) this.readAgain(p.pipeline, p.topic, p.partition);
         throw error;
       }
     };
@@ -231,7 +234,13 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   /** A command did not complete while the partition is still ours: read the partition again from its first command not completed. */
   private readAgain(pipeline: PartitionPipeline, topic: string, partition: number): void {
     const offset = pipeline.nextEpoch();
-    if (offset !== undefined) this.consumer?.seek({ topic, partition, offset });
+    if (offset === undefined) return;
+    try {
+      // Everything before `offset` is done, so reading from it loses nothing, whoever owns the partition when it applies.
+      this.consumer?.seek({ topic, partition, offset });
+    } catch (error) {
+      this.log(`effectd kafka: could not read ${topic}[${partition}] again from ${offset} (${(error as Error).message}); a restart replays it`);
+    }
   }
 
   /** True once the command's answer (or dead letter) is acknowledged by the broker. */
