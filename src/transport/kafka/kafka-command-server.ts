@@ -5,6 +5,7 @@ import { EffectdError } from '../../core/errors.js';
 import { backoffMs, pauseWhile, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
+import './kafkajs-idle-fix.js';
 import { deadLetter, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { PartitionPipeline, Semaphore } from './partition-pipeline.js';
