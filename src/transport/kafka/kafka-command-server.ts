@@ -19,7 +19,7 @@ const COMMIT_EVERY_MS = 200;
  * would hold every partition's next fetch behind the slowest command. Lone commands lose nothing:
  * the next fetch goes out as soon as they are answered.
  */
-const BATCH_SLICE_MS = 10;
+const BATCH_SLICE_MS = 50;
 /** A failing command holds its workflow's lane this long at most before it is tried again. */
 const FAILED_PAUSE_CAP_MS = 30_000;
 /** Failing commands whose count of failures is kept (for the growing pause); the oldest are forgotten. */
