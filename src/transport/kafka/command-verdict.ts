@@ -24,7 +24,7 @@ export type CommandVerdict =
   | { kind: 'dead-letter'; reason: DeadLetterReason; detail: string; reply?: Reply }
   /** The partition was taken away (rebalance, shutdown) before the command was settled: redelivered to its next owner, quietly. */
   | { kind: 'abandoned' }
-  /** Could not be settled now: logged, and its workflow waits before the command is redelivered. */
+  /** Could not be settled now: logged, and its workflow waits before the command is tried again. */
   | { kind: 'failed'; error: EffectdError };
 
 /** What the transport lends a handler while it works on one message. */
