@@ -1,5 +1,6 @@
 import { doublingDelayMs } from './backoff.js';
 import { currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
+import type { ReconciliationChecked } from './events.js';
 
 /** What a tool's contract offers for finding out whether an effect happened. */
 export interface ReconcilePolicy {
@@ -30,15 +31,13 @@ const MAX_RECHECK_MS = 30_000;
 /** Looks after the settle window that went unanswered before an effect whose key no longer protects goes to a human. */
 export const MAX_UNANSWERED_LOOKS = 5;
 
-type Check = EffectState['checks'][number];
-
 /** When a check's lookup was sent (older checks kept only when their answer was recorded). */
-export function askedAt(check: Check): number {
+export function askedAt(check: ReconciliationChecked): number {
   return check.askedAt ?? check.at;
 }
 
 /** Only a lookup the provider answered can show where an effect stands; a timeout, a refusal or a 5xx proves nothing. */
-function answered(check: Check): boolean {
+function answered(check: ReconciliationChecked): boolean {
   return check.verdict !== 'unanswered';
 }
 

@@ -1,6 +1,6 @@
 import { currentAttempt, effectStatus, type EffectState } from '../core/effect-state.js';
 import type { DuplicateDetected, EffectEscalated, ReconciliationChecked, ResendAudited } from '../core/events.js';
-import { decideInlineReconcile, decideReconcile, decideSettleStep, type ReconcilePolicy, type ReconcileStep, type SettleProgress } from '../core/reconcile-decision.js';
+import { askedAt, decideInlineReconcile, decideReconcile, decideSettleStep, type ReconcilePolicy, type ReconcileStep, type SettleProgress } from '../core/reconcile-decision.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { LookupResult } from '../providers/http-provider.js';
 import type { Tool } from '../providers/tool-registry.js';
@@ -81,7 +81,7 @@ export class Reconciler {
           return { outcome: this.core.answer(next, true), disposition: 'reconciled' };
         }
         case 'escalate': {
-          const evidence = effect.checks.map((c) => `${new Date(c.askedAt ?? c.at).toISOString()} ${c.method}: ${c.seen}${c.verdict === 'unanswered' ? ' (no answer)' : ''}`).join('; ') || 'no lookup possible';
+          const evidence = effect.checks.map((c) => `${new Date(askedAt(c)).toISOString()} ${c.method}: ${c.seen}${c.verdict === 'unanswered' ? ' (no answer)' : ''}`).join('; ') || 'no lookup possible';
           const next = await this.record(stream, effectId, { type: 'EffectEscalated', v: 1, at: now, effectId, reason: step.reason, evidence });
           return { outcome: this.core.answer(next, false), disposition: 'reconciled' };
         }
