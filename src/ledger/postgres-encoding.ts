@@ -1,9 +1,10 @@
 import { workflowStream } from '../core/streams.js';
 
 /**
- * The compact STORED form of a ledger event (the `data` column), used by the PostgreSQL ledger to
- * write less WAL per event (and by the SQLite ledger, whose rows have the same shape). The domain events (src/core/events.ts) keep their names; only what
- * is stored changes, and this module maps both ways at the adapter boundary:
+ * The compact STORED form of a ledger event, used to write less WAL per event: by the PostgreSQL
+ * ledger inside its row bodies (postgres-body.ts) and by the SQLite ledger in its `data` column.
+ * The domain events (src/core/events.ts) keep their names; only what is stored changes, and this
+ * module maps both ways at the adapter boundary:
  *
  * - the frequent keys get one-letter codes (the nested `request` object's too; `args`, the
  *   caller's own data, and `request.body` stay verbatim);
@@ -17,8 +18,8 @@ import { workflowStream } from '../core/streams.js';
  *   back with the event's effectId), and `AttemptFinished.reason` is left out when it is
  *   `HTTP <httpStatus>`.
  *
- * `EffectDeclared.effectId` stays under its own name and verbatim: the partial index
- * `events_effect_declared` (and locateEffect) reads `data->>'effectId'` (SQLite:
+ * In a one-event row, `EffectDeclared.effectId` stays under its own name and verbatim: the
+ * partial index `events_effect_declared` (and locateEffect) reads `data->>'effectId'` (SQLite:
  * `json_extract(data, '$.effectId')`).
  *
  * Old rows (written before this encoding) always have a `v` key, which the compact form never
@@ -145,22 +146,26 @@ function isPlainObject(value: unknown): value is Json {
 }
 
 /**
- * Which form new rows are written in. `compact` (default) is read only by effectd from this version
- * on; `verbatim` (the event as it is) is what older versions read, so a rolling upgrade of several
- * instances on one ledger sets EFFECTD_LEDGER_ENCODING=verbatim until no older instance is left.
- * Both forms are always read.
+ * Which form new events are written in. `compact` (default); `verbatim`: the event as it is, one
+ * event per row (PostgreSQL: jsonb an operator can query with SQL, at about 2.5× the WAL). Both
+ * forms are always read.
  */
 export type StoredEncoding = 'compact' | 'verbatim';
 
 /** The form from EFFECTD_LEDGER_ENCODING, read once when a ledger opens; a value that is neither stops the start. */
 export function storedEncoding(env: NodeJS.ProcessEnv = process.env): StoredEncoding {
   const value = env.EFFECTD_LEDGER_ENCODING || 'compact';
-  if (value !== 'compact' && value !== 'verbatim') throw new Error(`EFFECTD_LEDGER_ENCODING must be compact or verbatim, not "${value}" (verbatim: rows older effectd versions can read, for a rolling upgrade)`);
+  if (value !== 'compact' && value !== 'verbatim') throw new Error(`EFFECTD_LEDGER_ENCODING must be compact or verbatim, not "${value}" (verbatim: each event as it is, one per row)`);
   return value;
 }
 
-/** The stored form of one event of `stream` (without its `type`, which has its own column). */
-export function encodeStoredEvent(stream: string, event: { type: string } & Json, encoding: StoredEncoding = 'compact'): Json {
+/**
+ * The stored form of one event of `stream` (without its `type`, which is stored beside it).
+ * `indexedEffectId`: an `EffectDeclared` keeps `effectId` under its own name, verbatim, for the
+ * index that reads it from a one-event row (PostgreSQL `data->>'effectId'`, SQLite `json_extract`);
+ * a row body (postgres-body.ts) has its own index key and stores it compact like any other.
+ */
+export function encodeStoredEvent(stream: string, event: { type: string } & Json, encoding: StoredEncoding = 'compact', { indexedEffectId = true } = {}): Json {
   const { type } = event;
   if (encoding === 'verbatim') {
     const { type: _type, ...verbatim } = event;
@@ -174,7 +179,7 @@ export function encodeStoredEvent(stream: string, event: { type: string } & Json
     if (key === 'replayed' && value === false && type === 'AttemptFinished') continue;
     if (dropWorkflow && (key === 'tenant' || key === 'workflowId')) continue;
     if (key === 'reason' && type === 'AttemptFinished' && typeof event.httpStatus === 'number' && value === `HTTP ${event.httpStatus}`) continue;
-    if (key === 'effectId' && type === 'EffectDeclared') {
+    if (key === 'effectId' && type === 'EffectDeclared' && indexedEffectId) {
       out.effectId = value; // the partial index reads data->>'effectId'
       continue;
     }

@@ -1,6 +1,8 @@
 import pg from 'pg';
-import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
-import { decodeStoredEvent, encodeStoredEvent, storedEncoding, type StoredEncoding } from './postgres-encoding.js';
+import type { LedgerEvent } from '../core/events.js';
+import { storedEncoding, type StoredEncoding } from './postgres-encoding.js';
+import { bodyCompression, effectIdKey, type BodyCompression } from './postgres-body.js';
+import { batchRows, lastWritten, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
@@ -14,40 +16,48 @@ const UNIQUE_VIOLATION = '23505';
 /** The advisory lock the schema's DDL runs under (any constant; effectd's own). */
 const DDL_LOCK = 0x0effec7d;
 
-interface Row { stream: string; revision: number; position: string; type: string; data: unknown }
-
-/** One row to insert, as the append statement's JSON batch spells it (the event in its compact stored form, see postgres-encoding.ts; `type` has its own column). */
-interface BatchRow { s: string; r: number; e: number; t: string; d: Record<string, unknown> }
-
 /**
  * The statements, prepared once per connection (named): a lone effect then costs no parse or plan
  * on the server, and the text is sent once. An append's rows travel as ONE jsonb parameter
- * (one JSON.stringify, no array-literal escaping per event).
+ * (one JSON.stringify, no array-literal escaping per row). How events map onto rows: postgres-rows.ts.
+ *
+ * The revision guard: a row goes in only if the stream's last event (in its newest row) is
+ * exactly at the request's expected revision (-1: no row yet). A stale expectation, low or high,
+ * inserts nothing (no error: the other appends of a group commit go on); only a writer racing at
+ * the same revision meets the unique (stream, revision) constraint.
  *
  * The planner cannot see how many rows a parameter holds (it guesses 100 for jsonb_to_recordset,
  * and a generic plan guesses for unnest too), and with a big guess it prefers to hash the WHOLE
  * events table (a sequential scan per statement, growing with the ledger) over index probes. Both
- * batch statements are written so that only per-row index probes are possible: the revision guard
- * is a scalar subquery (an EXISTS could become a hashed subplan), and the LATERAL read has
- * OFFSET 0 (it is not pulled up into a join, so no hash join).
+ * batch statements are written so that only per-row index probes are possible: the guard is a
+ * scalar subquery (an EXISTS could become a hashed subplan), and the LATERAL read has OFFSET 0
+ * (it is not pulled up into a join, so no hash join).
+ *
+ * A row's events start at `revision` and end at `last_revision` (NULL: a one-event row of the
+ * earlier shape), at most ROW_EVENTS of them: a read after revision r wants the rows that start
+ * after r - ROW_EVENTS and end after r, and likewise for positions.
  */
 function statements(table: string) {
+  const columns = 'stream, revision, last_revision, position, type, data, body';
+  const lastOf = (x: string) => `COALESCE(${x}.last_revision, ${x}.revision)`;
   return {
-    append: `INSERT INTO ${table} (stream, revision, type, data)
-      SELECT b.s, b.r, b.t, b.d
-      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, e int, t text, d jsonb)) WITH ORDINALITY AS b(s, r, e, t, d, n)
-      WHERE b.e = ${NO_STREAM} OR (SELECT 1 FROM ${table} x WHERE x.stream = b.s AND x.revision = b.e) = 1
+    append: `INSERT INTO ${table} (stream, revision, last_revision, type, data, body, effect_id)
+      SELECT b.s, b.r, b.l, b.t, b.d, decode(b.b, 'base64'), decode(b.f, 'base64')
+      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, l int, e int, t text, d jsonb, b text, f text)) WITH ORDINALITY AS b(s, r, l, e, t, d, b, f, n)
+      WHERE COALESCE((SELECT ${lastOf('x')} FROM ${table} x WHERE x.stream = b.s ORDER BY x.revision DESC LIMIT 1), ${NO_STREAM}) = b.e
       ORDER BY b.n
-      RETURNING stream, revision, position`,
-    readStream: `SELECT stream, revision, position, type, data FROM ${table} WHERE stream = $1 AND revision > $2 ORDER BY revision`,
-    readStreams: `SELECT r.n, e.stream, e.revision, e.position, e.type, e.data
+      RETURNING stream, revision, last_revision, position`,
+    readStream: `SELECT ${columns} FROM ${table} x
+      WHERE stream = $1 AND revision > $2 - ${ROW_EVENTS} AND ${lastOf('x')} > $2 ORDER BY revision`,
+    readStreams: `SELECT r.n, e.stream, e.revision, e.last_revision, e.position, e.type, e.data, e.body
       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(stream, after, n)
-      CROSS JOIN LATERAL (SELECT * FROM ${table} x WHERE x.stream = r.stream AND x.revision > r.after OFFSET 0) e
+      CROSS JOIN LATERAL (SELECT * FROM ${table} x WHERE x.stream = r.stream AND x.revision > r.after - ${ROW_EVENTS} AND ${lastOf('x')} > r.after OFFSET 0) e
       ORDER BY r.n, e.revision`,
-    // Spelled exactly as the partial index events_effect_declared is, so the planner uses it.
-    locateEffect: `SELECT stream FROM ${table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $1 LIMIT 1`,
-    readAll: `SELECT stream, revision, position, type, data FROM ${table}
-      WHERE position > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+    // The second branch finds effects declared in one-event rows; it is spelled exactly as the partial index events_effect_declared is, so the planner uses it.
+    locateEffect: `(SELECT stream FROM ${table} WHERE effect_id = $1 LIMIT 1)
+      UNION ALL (SELECT stream FROM ${table} WHERE type = 'EffectDeclared' AND data->>'effectId' = $2 LIMIT 1) LIMIT 1`,
+    readAll: `SELECT ${columns} FROM ${table} x
+      WHERE position > $1 - ${ROW_EVENTS} AND position + (${lastOf('x')} - revision) > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
       ORDER BY position LIMIT $2`,
   };
 }
@@ -62,6 +72,7 @@ export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
   private readonly sql: Record<StatementName, string>;
   private readonly encoding: StoredEncoding = storedEncoding();
+  private readonly compression: BodyCompression = bodyCompression();
   private constructor(private readonly pool: pg.Pool, private readonly table: string) {
     this.sql = statements(table);
   }
@@ -81,16 +92,22 @@ export class PostgresLedger implements Ledger {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`
       CREATE TABLE IF NOT EXISTS ${table} (
-        position    BIGSERIAL PRIMARY KEY,
-        stream      TEXT        NOT NULL,
-        revision    INTEGER     NOT NULL,
-        type        TEXT        NOT NULL,
-        data        JSONB       NOT NULL,
-        tx_id       XID8        NOT NULL DEFAULT pg_current_xact_id(),
-        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        UNIQUE (stream, revision)
+        position      BIGSERIAL PRIMARY KEY,
+        stream        TEXT        NOT NULL,
+        revision      INTEGER     NOT NULL,
+        last_revision INTEGER,
+        type          TEXT,
+        data          JSONB,
+        body          BYTEA,
+        effect_id     BYTEA,
+        tx_id         XID8        NOT NULL DEFAULT pg_current_xact_id(),
+        recorded_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
+        UNIQUE (stream, revision),
+        CONSTRAINT ${ROW_SHAPE}
       )`);
+      await upgradeToRowBodies(client, schema, table);
       await client.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
+      await client.query(`CREATE INDEX IF NOT EXISTS events_effect ON ${table} (effect_id) WHERE effect_id IS NOT NULL`);
     });
     return new PostgresLedger(pool, table);
   }
@@ -103,8 +120,9 @@ export class PostgresLedger implements Ledger {
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     try {
-      const result = await this.run<{ revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows([{ stream, events, expectedRevision }], this.encoding))]);
-      if (result.rowCount !== events.length) throw new ConcurrencyError(stream, expectedRevision);
+      const rows = batchRows([{ stream, events, expectedRevision }], this.encoding, this.compression);
+      const result = await this.run<Written>(this.pool, 'append', [JSON.stringify(rows)]);
+      if (result.rowCount !== rows.length) throw new ConcurrencyError(stream, expectedRevision);
       return lastWritten(result.rows);
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new ConcurrencyError(stream, expectedRevision);
@@ -132,16 +150,14 @@ export class PostgresLedger implements Ledger {
   }
 
   private async appendManyAtOnce(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    const result = await this.run<{ stream: string; revision: number; position: string }>(this.pool, 'append', [JSON.stringify(batchRows(requests, this.encoding))]);
-    const last = new Map<string, { revision: number; position: number; count: number }>();
-    for (const row of result.rows) {
-      const seen = last.get(row.stream);
-      const position = Number(row.position);
-      last.set(row.stream, { revision: Math.max(seen?.revision ?? -1, row.revision), position: Math.max(seen?.position ?? 0, position), count: (seen?.count ?? 0) + 1 });
-    }
+    const rows = batchRows(requests, this.encoding, this.compression);
+    const result = await this.run<Written & { stream: string }>(this.pool, 'append', [JSON.stringify(rows)]);
+    const planned = countBy(rows, (row) => row.s);
+    const written = new Map<string, Written[]>();
+    for (const row of result.rows) written.set(row.stream, [...(written.get(row.stream) ?? []), row]);
     return requests.map((r) => {
-      const written = last.get(r.stream);
-      return written && written.count === r.events.length ? { revision: written.revision, position: written.position } : new ConcurrencyError(r.stream, r.expectedRevision);
+      const mine = written.get(r.stream);
+      return mine && mine.length === planned.get(r.stream) ? lastWritten(mine) : new ConcurrencyError(r.stream, r.expectedRevision);
     });
   }
 
@@ -149,11 +165,12 @@ export class PostgresLedger implements Ledger {
     return inOneTransaction(this.pool, async (client) => {
       const results: (AppendResult | ConcurrencyError)[] = [];
       for (const request of requests) {
-        const { stream, events, expectedRevision } = request;
+        const { stream, expectedRevision } = request;
         await client.query('SAVEPOINT one_append');
         try {
-          const result = await this.run<{ revision: number; position: string }>(client, 'append', [JSON.stringify(batchRows([request], this.encoding))]);
-          if (result.rowCount !== events.length) {
+          const rows = batchRows([request], this.encoding, this.compression);
+          const result = await this.run<Written>(client, 'append', [JSON.stringify(rows)]);
+          if (result.rowCount !== rows.length) {
             await client.query('ROLLBACK TO SAVEPOINT one_append');
             results.push(new ConcurrencyError(stream, expectedRevision));
             continue;
@@ -174,19 +191,23 @@ export class PostgresLedger implements Ledger {
   async readStreams(reads: readonly StreamRead[]): Promise<RecordedEvent[][]> {
     if (reads.length === 0) return [];
     if (reads.length === 1) return [await this.readStream(reads[0]!.stream, reads[0]!.afterRevision)];
-    const result = await this.run<Row & { n: string }>(this.pool, 'readStreams', [reads.map((r) => r.stream), reads.map((r) => r.afterRevision ?? NO_STREAM)]);
+    const after = reads.map((r) => r.afterRevision ?? NO_STREAM);
+    const result = await this.run<StoredRow & { n: string }>(this.pool, 'readStreams', [reads.map((r) => r.stream), after]);
     const answers: RecordedEvent[][] = reads.map(() => []);
-    for (const row of result.rows) answers[Number(row.n) - 1]!.push(toRecorded(row));
+    for (const row of result.rows) {
+      const i = Number(row.n) - 1;
+      for (const event of rowEvents(row)) if (event.revision > after[i]!) answers[i]!.push(event);
+    }
     return answers;
   }
 
   async readStream(stream: string, afterRevision = NO_STREAM): Promise<RecordedEvent[]> {
-    const result = await this.run<Row>(this.pool, 'readStream', [stream, afterRevision]);
-    return result.rows.map(toRecorded);
+    const result = await this.run<StoredRow>(this.pool, 'readStream', [stream, afterRevision]);
+    return result.rows.flatMap(rowEvents).filter((event) => event.revision > afterRevision);
   }
 
   async locateEffect(effectId: string): Promise<string | undefined> {
-    const result = await this.run<{ stream: string }>(this.pool, 'locateEffect', [effectId]);
+    const result = await this.run<{ stream: string }>(this.pool, 'locateEffect', [effectIdKey(effectId), effectId]);
     return result.rows[0]?.stream;
   }
 
@@ -195,8 +216,8 @@ export class PostgresLedger implements Ledger {
    * reader never moves its checkpoint past a position that a slower transaction is about to fill.
    */
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
-    const result = await this.run<Row>(this.pool, 'readAll', [fromPosition, limit]);
-    return result.rows.map(toRecorded);
+    const result = await this.run<StoredRow>(this.pool, 'readAll', [fromPosition, limit]);
+    return result.rows.flatMap(rowEvents).filter((event) => event.position > fromPosition).slice(0, limit);
   }
 
   async close(): Promise<void> {
@@ -225,20 +246,40 @@ async function inOneTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) 
   }
 }
 
-/** The rows of these requests, in order: each request's events at the revisions after its expected one. */
-function batchRows(requests: readonly AppendRequest[], encoding: StoredEncoding): BatchRow[] {
-  const rows: BatchRow[] = [];
-  for (const { stream, events, expectedRevision } of requests) {
-    for (let i = 0; i < events.length; i++) rows.push({ s: stream, r: expectedRevision + 1 + i, e: expectedRevision, t: events[i]!.type, d: encodeStoredEvent(stream, events[i]!, encoding) });
+/** What the append statement returns per row. */
+interface Written { revision: number; last_revision: number | null; position: string }
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * Every row written from this version on: its last revision, and either a body or one event's data.
+ * Rows of versions before it lack `last_revision`, so such a version, still running on an upgraded
+ * ledger, is refused its writes (loudly) instead of putting an event inside another's row.
+ */
+const ROW_SHAPE = 'events_row_shape CHECK (last_revision IS NOT NULL AND (body IS NULL) <> (data IS NULL))';
+
+/**
+ * A table of the earlier shape (one event per row, `type` and `data` required) takes the row-body
+ * columns and the row-shape check (NOT VALID: its old rows stay as they are and are read as
+ * before). The position sequence steps by ROW_EVENTS from here on (see postgres-rows.ts). Each
+ * change only when missing: an ALTER locks the table, and this runs at every start.
+ */
+async function upgradeToRowBodies(client: pg.PoolClient, schema: string, table: string): Promise<void> {
+  const { rows } = await client.query<{ has_body: boolean; has_check: boolean; increment: string }>(
+    `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'events' AND column_name = 'body') AS has_body,
+       EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $2::regclass AND conname = 'events_row_shape') AS has_check,
+       (SELECT increment_by FROM pg_sequences WHERE schemaname = $1 AND sequencename = 'events_position_seq') AS increment`,
+    [schema, table],
+  );
+  const { has_body, has_check, increment } = rows[0]!;
+  if (!has_body) {
+    await client.query(`ALTER TABLE ${table} ADD COLUMN last_revision INTEGER, ADD COLUMN body BYTEA, ADD COLUMN effect_id BYTEA,
+      ALTER COLUMN type DROP NOT NULL, ALTER COLUMN data DROP NOT NULL`);
   }
-  return rows;
-}
-
-function lastWritten(rows: readonly { revision: number; position: string }[]): AppendResult {
-  const last = rows.reduce((a, b) => (a.revision > b.revision ? a : b));
-  return { revision: last.revision, position: Number(last.position) };
-}
-
-function toRecorded(row: Row): RecordedEvent {
-  return { stream: row.stream, revision: row.revision, position: Number(row.position), event: decodeLedgerEvent(row.type, decodeStoredEvent(row.stream, row.type, row.data)) };
+  if (!has_check) await client.query(`ALTER TABLE ${table} ADD CONSTRAINT ${ROW_SHAPE} NOT VALID`);
+  if (Number(increment) !== ROW_EVENTS) await client.query(`ALTER SEQUENCE ${table}_position_seq INCREMENT BY ${ROW_EVENTS}`);
 }

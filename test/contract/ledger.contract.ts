@@ -184,6 +184,27 @@ function contractSuite(name: string, h: LedgerHarness) {
       expect(rest[0]!.position).toBeGreaterThan(page[1]!.position);
     }));
 
+    it('an append of many events (several effects, more than a storage row holds) reads back whole, from any revision, and readAll walks it in small pages, each event once, in order', withLedger(async (ledger) => {
+      const stream = streamName();
+      const events = [declared('e1'), started('e1', 1, 1_100), ...Array.from({ length: 150 }, (_, i) => finished('e1', 1, 1_200 + i, 'unknown')), declared('e2'), declared('e3')];
+      const written = await ledger.append(stream, events, NO_STREAM);
+      expect(written.revision).toBe(events.length - 1);
+      const all = await ledger.readStream(stream);
+      expect(all.map((e) => e.event)).toEqual(events);
+      expect(all.map((e) => e.revision)).toEqual(events.map((_, i) => i));
+      expect(all.at(-1)!.position).toBe(written.position);
+      for (const after of [0, 62, 63, 64, 100, 151, 152, 153]) expect((await ledger.readStream(stream, after)).map((e) => e.revision)).toEqual(all.slice(after + 1).map((e) => e.revision));
+      expect((await ledger.append(stream, [started('e2', 1, 2_000)], events.length - 1)).revision).toBe(events.length);
+      await expect(ledger.append(stream, [started('e2', 1, 2_000)], 70)).rejects.toBeInstanceOf(ConcurrencyError); // inside the append, stale
+      let walked: Awaited<ReturnType<Ledger['readAll']>> = [];
+      for (let from = all[0]!.position - 1, until = Date.now() + 10_000; walked.length < events.length + 1 && Date.now() < until;) {
+        const page = (await ledger.readAll(from, 7)).filter((e) => e.stream === stream);
+        if (page.length === 0) await new Promise((r) => setTimeout(r, 50));
+        else [walked, from] = [[...walked, ...page], page.at(-1)!.position];
+      }
+      expect(walked.map((e) => e.revision)).toEqual([...events.map((_, i) => i), events.length]);
+    }));
+
     itWith('appendMany', 'appendMany (group commit): many streams in one commit, each request answered as its own append would be', async (ledger) => {
       const [a, b, c] = [streamName(), streamName(), streamName()];
       await ledger.append(b, [declared('e2')], NO_STREAM);
