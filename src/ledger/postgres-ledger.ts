@@ -64,9 +64,10 @@ function statements(table: string) {
 type StatementName = keyof ReturnType<typeof statements>;
 
 /**
- * The server ledger. An append is ONE statement: it inserts the batch only if the stream is exactly
- * at the expected revision (the revision guard catches a stale-high expectation, the unique
- * (stream, revision) constraint catches a racing writer). No read-then-write window exists.
+ * The server ledger. An append is ONE statement: it inserts the batch only if the stream's last
+ * revision is exactly the expected one (the guard refuses a stale expectation, low or high; the
+ * unique (stream, revision) constraint catches a writer racing at the same revision). No
+ * read-then-write window exists.
  */
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
@@ -154,7 +155,11 @@ export class PostgresLedger implements Ledger {
     const result = await this.run<Written & { stream: string }>(this.pool, 'append', [JSON.stringify(rows)]);
     const planned = countBy(rows, (row) => row.s);
     const written = new Map<string, Written[]>();
-    for (const row of result.rows) written.set(row.stream, [...(written.get(row.stream) ?? []), row]);
+    for (const row of result.rows) {
+      const mine = written.get(row.stream);
+      if (mine) mine.push(row);
+      else written.set(row.stream, [row]);
+    }
     return requests.map((r) => {
       const mine = written.get(r.stream);
       return mine && mine.length === planned.get(r.stream) ? lastWritten(mine) : new ConcurrencyError(r.stream, r.expectedRevision);
