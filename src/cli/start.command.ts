@@ -41,7 +41,7 @@ export const startCommand: CommandSpec = {
     ['--data-dir D', 'where the embedded ledger and the secret live (default ./.effectd, or EFFECTD_DATA_DIR)'],
     ['--ledger URL', 'sqlite:[file] (default) or postgres://user:pass@host/db (or EFFECTD_LEDGER)'],
     ['--config FILE', 'your providers, tools and sagas: effectd.config.mjs (an ES module, defineConfig from \'effectd\') or .json (or EFFECTD_CONFIG); built-in simulator tools only with builtinTools: true; check it with effectd config check'],
-    ['--workers N', 'run N effectd worker processes sharing the HTTP port (node:cluster; auto = one per core; or EFFECTD_WORKERS; default 1); needs a PostgreSQL ledger; SIGHUP and SIGTERM reach every worker, a worker that dies is replaced; /metrics is the answering worker\'s own'],
+    ['--workers N', 'run N effectd worker processes sharing the HTTP port (node:cluster; auto = one per core; or EFFECTD_WORKERS; default 1); needs a PostgreSQL ledger; SIGHUP and SIGTERM reach every worker, a worker that dies is replaced; /metrics merges every worker\'s (counters summed, ledger gauges once)'],
     ['--no-reconciler', 'do not reconcile unknown effects in this process (run it in another one)'],
     ['--kafka BROKERS', 'also consume effect commands from Kafka (topic effectd.commands, outcomes to effectd.outcomes, dead letters to effectd.dlq; EFFECTD_KAFKA_* env overrides)'],
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { Logger } from '../logging/logger.js';
+import { serveMetricsGathering } from '../metrics/cluster-metrics.js';
 import { loadCredentials } from '../runtime/credentials.js';
 import { loadSecret } from '../runtime/secret.js';
 import { credentialsLine } from './token.command.js';
@@ -16,8 +17,8 @@ import { credentialsLine } from './token.command.js';
  *
  * The primary serves nothing itself: it creates the secret and the credentials file once (before
  * forking, so the workers never race to create them), forwards SIGHUP to every worker, drains them
- * all on SIGTERM/SIGINT (exit 0 when every worker drained cleanly), and replaces a worker that
- * died (with backoff).
+ * all on SIGTERM/SIGINT (exit 0 when every worker drained cleanly), replaces a worker that died
+ * (with backoff), and merges the workers' metrics for a scrape that reached any one of them.
  */
 
 /** What the workers and the primary say to each other over the cluster IPC channel. */
@@ -104,6 +105,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   const fork = (slot: number) => {
     const worker = cluster.fork({ ...env, EFFECTD_WORKER: String(slot) });
     slots.set(slot, { worker, startedAt: Date.now(), ready: false });
+    serveMetricsGathering(worker, () => [...slots.values()].filter((s) => s.ready).map((s) => s.worker));
     worker.on('message', (message: { effectd?: string; url?: string }) => {
       if (message?.effectd !== READY_MESSAGE) return;
       const entry = slots.get(slot);
@@ -180,7 +182,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   }
   if (!draining) {
     const where = firstUrl ? `effectd listening on ${firstUrl}` : `effectd: ${workers} workers consuming`;
-    logger.info({ event: 'Listening', url: firstUrl, workers }, `${where}  (${workers} workers share it; each a full effectd on the ledger; /metrics is the answering worker's own)`);
+    logger.info({ event: 'Listening', url: firstUrl, workers }, `${where}  (${workers} workers share it; each a full effectd on the ledger; /metrics merges every worker's)`);
   }
   await done;
   logger.info({ event: 'Drained', workers, failedDrains }, failedDrains === 0 ? `effectd: all ${workers} workers drained; exiting` : `effectd: ${failedDrains} worker(s) failed their drain; exiting with code 1`);

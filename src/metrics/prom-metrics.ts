@@ -1,10 +1,17 @@
 import client from 'prom-client';
 import type { OutcomeClass } from '../core/events.js';
+import { workerMetrics } from './cluster-metrics.js';
 import { METRIC } from './metric-names.js';
 import type { EffectGauges } from './effect-gauges.js';
 import type { PartitionLag } from './kafka-lag.js';
 import type { SagaMetrics } from './saga-metrics.js';
 import type { ShellMetrics } from './shell-metrics.js';
+
+/**
+ * How `--workers N` merges a gauge every worker computes from the same shared state (the ledger,
+ * the broker): the largest, not the sum (cluster-metrics.ts). Everything else is summed.
+ */
+const SAME_IN_EVERY_WORKER = 'max';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -17,7 +24,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly attempts = new client.Counter({ name: METRIC.attempts, help: 'Dispatch attempts, by tool and outcome class.', labelNames: ['tool', 'outcome'], registers: [this.registry] });
   private readonly replays = new client.Counter({ name: METRIC.replays, help: 'Commands answered from the ledger without calling the provider (duplicates prevented).', labelNames: ['tool'], registers: [this.registry] });
   private readonly holds = new client.Counter({ name: METRIC.contentHolds, help: 'New steps held by the content index because the same content is done or being checked (duplicate intents prevented).', labelNames: ['tool'], registers: [this.registry] });
-  private readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state and tool (computed from the ledger at scrape time).', labelNames: ['state', 'tool'], registers: [this.registry] });
+  private readonly effects = new client.Gauge({ name: METRIC.effects, help: 'Effects in the ledger, by state and tool (computed from the ledger at scrape time).', labelNames: ['state', 'tool'], aggregator: SAME_IN_EVERY_WORKER, registers: [this.registry] });
   private readonly appendSeconds = new client.Histogram({ name: METRIC.ledgerAppendSeconds, help: 'Ledger append latency.', labelNames: ['ledger'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
@@ -25,14 +32,14 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly duplicatesFound = new client.Counter({ name: METRIC.duplicatesDetected, help: 'Effects for which the provider holds more than one object (found by the audit after a same-key resend: the provider forgot the key sooner than its contract says). Each needs an operator.', labelNames: ['tool'], registers: [this.registry] });
   private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
   private readonly duplicates = new client.Counter({ name: METRIC.duplicatesPrevented, help: 'Duplicates prevented, by tool and reason: replay (answered from the ledger, provider not called) or hold (content index).', labelNames: ['tool', 'reason'], registers: [this.registry] });
-  private readonly escalationsOpen = new client.Gauge({ name: METRIC.escalationsOpen, help: 'Effects waiting for an operator (escalated, or terminal_failure), by tool and state.', labelNames: ['tool', 'state'], registers: [this.registry] });
-  private readonly oldestUnknown = new client.Gauge({ name: METRIC.oldestUnknownSeconds, help: 'Age of the oldest effect still unknown or escalated, by tool (absent when none is open).', labelNames: ['tool'], registers: [this.registry] });
+  private readonly escalationsOpen = new client.Gauge({ name: METRIC.escalationsOpen, help: 'Effects waiting for an operator (escalated, or terminal_failure), by tool and state.', labelNames: ['tool', 'state'], aggregator: SAME_IN_EVERY_WORKER, registers: [this.registry] });
+  private readonly oldestUnknown = new client.Gauge({ name: METRIC.oldestUnknownSeconds, help: 'Age of the oldest effect still unknown or escalated, by tool (absent when none is open).', labelNames: ['tool'], aggregator: SAME_IN_EVERY_WORKER, registers: [this.registry] });
   private readonly sagaRuns = new client.Counter({ name: METRIC.sagaRuns, help: 'Saga runs that ended, by saga and outcome.', labelNames: ['saga', 'outcome'], registers: [this.registry] });
   private readonly compensations = new client.Counter({ name: METRIC.compensations, help: 'Compensations dispatched, by tool.', labelNames: ['tool'], registers: [this.registry] });
   private readonly cacheStreams = new client.Gauge({ name: METRIC.workflowCacheStreams, help: 'Workflow streams whose folded state this instance holds in memory.', registers: [this.registry] });
   private readonly cacheEffects = new client.Gauge({ name: METRIC.workflowCacheEffects, help: 'Effects held in cached workflow states (bounded by effectd_workflow_cache_max_effects).', registers: [this.registry] });
   private readonly cacheMaxEffects = new client.Gauge({ name: METRIC.workflowCacheMaxEffects, help: 'The bound on cached effects (EFFECTD_WORKFLOW_CACHE).', registers: [this.registry] });
-  private readonly kafkaLag = new client.Gauge({ name: METRIC.kafkaConsumerLag, help: 'Messages of the commands topic not yet committed by the consumer group, by partition.', labelNames: ['topic', 'partition'], registers: [this.registry] });
+  private readonly kafkaLag = new client.Gauge({ name: METRIC.kafkaConsumerLag, help: 'Messages of the commands topic not yet committed by the consumer group, by partition.', labelNames: ['topic', 'partition'], aggregator: SAME_IN_EVERY_WORKER, registers: [this.registry] });
   private readonly scrapeHooks = new Set<() => Promise<void>>();
   private readonly unknownSeconds = new client.Histogram({ name: METRIC.unknownSeconds, help: 'Time an effect spent unknown (or with a human) before it settled, by tool.', labelNames: ['tool'], buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 86400], registers: [this.registry] });
 
@@ -132,9 +139,23 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
     return () => this.scrapeHooks.delete(hook);
   }
 
-  /** The exposition text, after the scrape hooks brought the computed gauges up to date. */
+  /** In a worker of `--workers N`: the whole instance's metrics, through the primary (cluster-metrics.ts). */
+  private readonly gatherWorkers = workerMetrics(() => this.own());
+
+  /** The exposition text: this process's, or with `--workers N` every worker's, merged. */
   async scrape(): Promise<string> {
-    await Promise.all([...this.scrapeHooks].map((hook) => hook()));
+    if (this.gatherWorkers) return this.gatherWorkers();
+    await this.runScrapeHooks();
     return this.registry.metrics();
+  }
+
+  /** This process's own metrics, after the scrape hooks brought the computed gauges up to date. */
+  private async own() {
+    await this.runScrapeHooks();
+    return this.registry.getMetricsAsJSON();
+  }
+
+  private async runScrapeHooks(): Promise<void> {
+    await Promise.all([...this.scrapeHooks].map((hook) => hook()));
   }
 }

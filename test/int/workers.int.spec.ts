@@ -1,7 +1,8 @@
 // `effectd start --workers 2`: one primary, two worker processes sharing the HTTP port (node:cluster),
 // one PostgreSQL ledger (fresh schema), the payments simulator in its own process as ground truth.
 // Concurrent duplicates spread over both workers make one effect and one charge each; a lost reply
-// is settled once; SIGHUP reaches every worker; a killed worker is replaced; SIGTERM drains all → 0.
+// is settled once; /metrics merges the workers'; SIGHUP reaches every worker; a killed worker is
+// replaced; SIGTERM drains all → 0.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnEffectdProcess, type EffectdProcess } from '../../src/harness/effectd-process.js';
 import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../src/harness/simulator-process.js';
 import { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import { METRIC } from '../../src/metrics/metric-names.js';
 import { ensureBuilt, tempDir, waitFor, writeFastPaymentsConfig } from '../support/effectd-harness.js';
 import { freshPostgresSchema, runId } from '../support/kafka-harness.js';
 import { testPostgresUrl } from '../support/services.js';
@@ -149,6 +151,32 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
     const pids = await attemptPids();
     console.log(`workers: ${steps * copies} concurrent submissions of ${steps} steps: ${inFlight.length} answered 409 (in flight on a worker) and were asked again; ${charges.length} charges`);
     expect(workers.filter((pid) => pids.has(pid))).toHaveLength(2);
+  }, 60_000);
+
+  it('/metrics shows the whole instance whichever worker answers: counters summed over the workers, ledger gauges counted once', async () => {
+    const scrape = () => new Promise<string>((resolve, reject) => {
+      // A fresh connection each time (agent: false), so the round robin sends the scrapes to both workers.
+      http.get(`${effectd.url!}/metrics`, { agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`/metrics answered ${res.statusCode}: ${text}`))));
+      }).on('error', reject);
+    });
+    const value = (text: string, series: string) => text.split('\n').filter((line) => line.startsWith(series)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    const received = (text: string) => value(text, `${METRIC.commandsReceived}{ingress="http"}`);
+    const before = received(await scrape());
+    const sent = 10;
+    const answers = await Promise.all(Array.from({ length: sent }, (_, i) => post(`${effectd.url!}/v1/effects`, { workflowId: `wf-${run}-metrics-${i}`, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-metrics-${i}`, amount: 3000 + i } }, agent)));
+    expect(answers.map((a) => a.status)).toEqual(Array(sent).fill(200));
+    const declared = (await ledger.readAll(0, 1_000_000)).filter(({ event }) => event.type === 'EffectDeclared').length;
+    // Whichever worker answers, it counts all of them.
+    for (let i = 0; i < 6; i++) {
+      const text = await scrape();
+      expect(text).not.toContain('did not report');
+      expect(received(text)).toBe(before + sent);
+      expect(value(text, `${METRIC.effects}{`)).toBe(declared);
+    }
   }, 60_000);
 
   it('a lost reply is settled once', async () => {
