@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { LedgerEvent } from '../core/events.js';
 import { storedEncoding, type StoredEncoding } from './postgres-encoding.js';
 import { bodyCompression, effectIdKey, type BodyCompression } from './postgres-body.js';
-import { batchRows, lastWritten, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
+import { batchRows, lastWritten, lazyRowEvents, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 export interface PostgresLedgerOptions {
@@ -219,10 +219,11 @@ export class PostgresLedger implements Ledger {
   /**
    * Only events whose transaction is older than every transaction still running are returned, so a
    * reader never moves its checkpoint past a position that a slower transaction is about to fill.
+   * Each event is decoded when first looked at (see lazyRowEvents).
    */
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
     const result = await this.run<StoredRow>(this.pool, 'readAll', [fromPosition, limit]);
-    return result.rows.flatMap(rowEvents).filter((event) => event.position > fromPosition).slice(0, limit);
+    return result.rows.flatMap(lazyRowEvents).filter((event) => event.position > fromPosition).slice(0, limit);
   }
 
   async close(): Promise<void> {

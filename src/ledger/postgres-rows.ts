@@ -88,15 +88,52 @@ function rowGroups(events: readonly LedgerEvent[]): { start: number; events: Led
 
 /** The events a row holds, with their revisions and positions. */
 export function rowEvents(row: StoredRow): RecordedEvent[] {
+  return eventsOf(row, false);
+}
+
+/**
+ * The same, each event decoded when first looked at (a row's body once for all of them): a reader
+ * that skips what it already knows by stream and revision (the open-effects projection) does not
+ * pay for decoding it. A damaged row then throws where it is looked at.
+ */
+export function lazyRowEvents(row: StoredRow): RecordedEvent[] {
+  return eventsOf(row, true);
+}
+
+function eventsOf(row: StoredRow, lazy: boolean): RecordedEvent[] {
   const position = Number(row.position);
-  if (row.body === null) {
-    return [{ stream: row.stream, revision: row.revision, position, event: decodeLedgerEvent(row.type!, decodeStoredEvent(row.stream, row.type!, row.data)) }];
+  const first = row.revision;
+  const count = (row.last_revision ?? row.revision) - first + 1;
+  let decoded: { type: string; data: unknown }[] | undefined;
+  const pairs = () => (decoded ??= rowPairs(row, count));
+  const recorded: RecordedEvent[] = [];
+  for (let i = 0; i < count; i++) {
+    const decode = () => {
+      const { type, data } = pairs()[i]!;
+      return decodeLedgerEvent(type, data);
+    };
+    recorded.push(lazy ? lazyRecorded(row.stream, first + i, position + i, decode) : { stream: row.stream, revision: first + i, position: position + i, event: decode() });
   }
+  return recorded;
+}
+
+function rowPairs(row: StoredRow, count: number): { type: string; data: unknown }[] {
+  if (row.body === null) return [{ type: row.type!, data: decodeStoredEvent(row.stream, row.type!, row.data) }];
   const events = decodeBody(row.stream, row.body);
-  if (events.length !== (row.last_revision ?? row.revision) - row.revision + 1) {
+  if (events.length !== count) {
     throw new Error(`ledger row ${row.stream}@${row.revision} holds ${events.length} events for revisions ${row.revision}…${row.last_revision}: the ledger is damaged`);
   }
-  return events.map(({ type, data }, i) => ({ stream: row.stream, revision: row.revision + i, position: position + i, event: decodeLedgerEvent(type, data) }));
+  return events;
+}
+
+function lazyRecorded(stream: string, revision: number, position: number, decode: () => LedgerEvent): RecordedEvent {
+  let event: LedgerEvent | undefined;
+  return {
+    stream, revision, position,
+    get event() {
+      return (event ??= decode());
+    },
+  };
 }
 
 /** What an append answers, from the rows it wrote: the last event's revision and position. */

@@ -125,6 +125,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   openEffects.follow(options.reconcileTickMs ?? 200, (error) => logger.error({ err: { message: (error as Error).message } }, `read side: ${(error as Error).message}`));
   // One observer of the ledger: every event this instance appends is logged once, by the instance that appended it.
   shell.core.store.onAppended(logAppendedEvents(logger));
+  // The read side takes this instance's own appends as they are made, not read back and decoded.
+  shell.core.store.onAppended((stream, events, after) => openEffects.appended(stream, after.revision - events.length + 1, events));
   let reconciling = false;
   return {
     gateway, shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner, logger,

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
-import { isEffectEvent } from '../core/events.js';
+import { isEffectEvent, type LedgerEvent } from '../core/events.js';
 import { evolveEffect } from '../core/fold.js';
-import type { Ledger } from '../ledger/ledger.port.js';
+import { NO_STREAM, type Ledger } from '../ledger/ledger.port.js';
 
 /** An effect that is not settled for good: unknown, dispatching, escalated, or terminal (waiting for a human). */
 export interface OpenEffect {
@@ -25,12 +25,14 @@ export interface SettledCount {
 }
 
 interface Snapshot {
-  version: 3;
+  version: 3 | 4;
   ledger: string;
   position: number;
   open: OpenEffect[];
   sagas: [string, OpenSaga][];
   settled: SettledCount[];
+  /** Version 4: events after `position` the views already hold (see `appended`). */
+  ahead?: [string, number][];
 }
 
 const PAGE = 5_000;
@@ -59,6 +61,9 @@ export class OpenEffectsProjection {
   private followTimer: NodeJS.Timeout | undefined;
   /** A catch-up pass has completed since start: the views reflect the ledger up to a recent position. */
   private caughtUp = false;
+  /** Streams whose events up to this revision were applied when this instance appended them, before the catch-up read them. */
+  private readonly ahead = new Map<string, number>();
+  private readonly appliedRevision = new Map<string, number>();
 
   constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string, readonly recentLimit = DEFAULT_RECENT_EFFECTS) {}
 
@@ -67,12 +72,13 @@ export class OpenEffectsProjection {
     if (!this.snapshotFile || !existsSync(this.snapshotFile)) return 0;
     try {
       const snapshot = JSON.parse(readFileSync(this.snapshotFile, 'utf8')) as Snapshot;
-      if (snapshot.version !== 3 || snapshot.ledger !== this.ledgerIdentity) return 0;
+      if ((snapshot.version !== 3 && snapshot.version !== 4) || snapshot.ledger !== this.ledgerIdentity) return 0;
       this.position = snapshot.position;
       this.savedPosition = snapshot.position;
       for (const entry of snapshot.open) this.open.set(entry.state.effectId, entry);
       for (const [stream, saga] of snapshot.sagas) this.sagas.set(stream, saga);
       for (const count of snapshot.settled) this.settled.set(`${count.tool}\u0000${count.state}`, { ...count });
+      for (const [stream, revision] of snapshot.ahead ?? []) this.ahead.set(stream, revision);
       return this.open.size;
     } catch {
       return 0; // a damaged snapshot only costs a rescan
@@ -103,25 +109,58 @@ export class OpenEffectsProjection {
     let read = 0;
     for (;;) {
       const page = await this.ledger.readAll(this.position, PAGE);
-      for (const { stream, event, position } of page) {
-        this.position = position;
-        if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId });
-        if (event.type === 'SagaFinished') this.sagas.delete(stream);
-        if (!isEffectEvent(event)) continue;
-        const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);
-        if (!known && event.type !== 'EffectDeclared') continue; // settled long ago
-        const state = evolveEffect(known?.state, event);
-        if (closedForGood(state)) {
-          if (!known || this.open.has(event.effectId)) this.countSettled(state);
-          this.open.delete(event.effectId);
-        } else {
-          this.open.set(event.effectId, { stream, state });
+      for (const recorded of page) {
+        this.position = recorded.position;
+        // Applied when this instance appended it (appended()): not decoded, not applied twice.
+        const ahead = this.ahead.get(recorded.stream);
+        if (ahead !== undefined && recorded.revision <= ahead) {
+          if (recorded.revision === ahead) this.ahead.delete(recorded.stream);
+          continue;
         }
-        this.touchRecent({ stream, state });
+        this.apply(recorded.stream, recorded.event);
+        this.markApplied(recorded.stream, recorded.revision);
       }
       read += page.length;
       if (page.length < PAGE) return read;
     }
+  }
+
+  /**
+   * Events this instance just appended at `firstRevision`…: applied now, so the views need not
+   * wait for the next catch-up to read and decode them back — but only when this projection has
+   * applied the stream exactly up to the revision before (a stream's events apply in its order;
+   * what another instance appended in between is not known here yet). The catch-up then skips
+   * them (`ahead`, kept in the snapshot too). Otherwise nothing happens: the catch-up brings them.
+   */
+  appended(stream: string, firstRevision: number, events: readonly LedgerEvent[]): void {
+    if ((this.appliedRevision.get(stream) ?? NO_STREAM) !== firstRevision - 1) return;
+    for (const event of events) this.apply(stream, event);
+    const last = firstRevision + events.length - 1;
+    this.markApplied(stream, last);
+    this.ahead.set(stream, last);
+  }
+
+  private apply(stream: string, event: LedgerEvent): void {
+    if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId });
+    if (event.type === 'SagaFinished') this.sagas.delete(stream);
+    if (!isEffectEvent(event)) return;
+    const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);
+    if (!known && event.type !== 'EffectDeclared') return; // settled long ago
+    const state = evolveEffect(known?.state, event);
+    if (closedForGood(state)) {
+      if (!known || this.open.has(event.effectId)) this.countSettled(state);
+      this.open.delete(event.effectId);
+    } else {
+      this.open.set(event.effectId, { stream, state });
+    }
+    this.touchRecent({ stream, state });
+  }
+
+  /** The last revision applied of recently active streams (most recent last, at most recentLimit). */
+  private markApplied(stream: string, revision: number): void {
+    this.appliedRevision.delete(stream);
+    this.appliedRevision.set(stream, revision);
+    if (this.appliedRevision.size > this.recentLimit) this.appliedRevision.delete(this.appliedRevision.keys().next().value!);
   }
 
   list(): OpenEffect[] {
@@ -196,7 +235,7 @@ export class OpenEffectsProjection {
   save(): void {
     if (!this.snapshotFile || this.savedPosition === this.position) return;
     mkdirSync(dirname(this.snapshotFile), { recursive: true, mode: 0o700 });
-    const snapshot: Snapshot = { version: 3, ledger: this.ledgerIdentity, position: this.position, open: this.list(), sagas: [...this.sagas.entries()], settled: this.settledCounts() };
+    const snapshot: Snapshot = { version: 4, ledger: this.ledgerIdentity, position: this.position, open: this.list(), sagas: [...this.sagas.entries()], settled: this.settledCounts(), ahead: [...this.ahead] };
     const temp = `${this.snapshotFile}.${process.pid}.tmp`;
     // 0600 (it lists open effects with their arguments); a leftover temp file is replaced, not reused with its mode.
     rmSync(temp, { force: true });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { workflowStream } from '../../src/core/streams.js';
 import type { LedgerEvent } from '../../src/core/events.js';
 import { bodyCompression, decodeBody, dictionaryDigests, effectIdKey, encodeBody } from '../../src/ledger/postgres-body.js';
-import { batchRows, lastWritten, ROW_EVENTS, rowEvents, type StoredRow } from '../../src/ledger/postgres-rows.js';
+import { batchRows, lastWritten, lazyRowEvents, ROW_EVENTS, rowEvents, type StoredRow } from '../../src/ledger/postgres-rows.js';
 import { declared, finished, started } from '../support/events.js';
 
 const stream = workflowStream('t1', 'wf-1');
@@ -50,6 +50,14 @@ describe('PostgreSQL rows: one append, one row', () => {
   it('refuses a row whose body does not hold its revisions (a damaged ledger is not read as a shorter stream)', () => {
     const [row] = stored(batchRows([{ stream, events: effect, expectedRevision: -1 }], 'compact', 'none'));
     expect(() => rowEvents({ ...row!, last_revision: 2 })).toThrow(/holds 2 events for revisions 0…2: the ledger is damaged/);
+  });
+
+  it('lazily: the same events, decoded only when looked at (a reader skipping known revisions pays nothing; damage shows where it is looked at)', () => {
+    const [row] = stored(batchRows([{ stream, events: effect, expectedRevision: -1 }], 'compact', 'deflate'));
+    expect(lazyRowEvents(row!)).toEqual(rowEvents(row!));
+    const damaged = lazyRowEvents({ ...row!, body: Buffer.from([1, 0xff, 0xff]) });
+    expect(damaged.map((e) => [e.revision, e.position])).toEqual([[0, 64], [1, 65]]);
+    expect(() => damaged[1]!.event).toThrow();
   });
 
   it('answers an append with its last event: the last revision, at its own position inside the row', () => {
