@@ -21,6 +21,7 @@ import { benchDatabaseUrl, PgProbe } from './throughput/pg-counters.js';
 import { cpuDelta, findProcess, sampleCpu, type RolePids } from './throughput/proc-cpu.js';
 import { ratios, renderRatios, renderTable, summarize, type LaneKey, type LaneRun } from './throughput/report.js';
 
+const WARMUP_CONCURRENCY = 16;
 /** Long enough for the backends' cumulative statistics to be flushed (PostgreSQL flushes an idle backend's within 1 s). */
 const STATS_SETTLE_MS = 1_200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,9 +89,12 @@ async function main(options: BenchOptions): Promise<void> {
 
     if (options.warmup > 0) {
       for (const lane of lanes) {
-        process.stderr.write(`warm-up ${tagOf(lane, 0)}: ${options.warmup} effects…\n`);
+        // At least WARMUP_CONCURRENCY at a time: V8 takes some 10,000 effects to finish optimising
+        // effectd's code, and a c=1 lane warmed up one at a time would be measured while it compiles.
+        const concurrency = Math.max(lane.concurrency, WARMUP_CONCURRENCY);
+        process.stderr.write(`warm-up ${tagOf(lane, 0)}: ${options.warmup} effects, ${concurrency} at a time…\n`);
         const commands = benchCommands(run, `${tagOf(lane, 0)}w`, options.warmup);
-        await closedLoop(options.warmup, lane.concurrency, lane.call(commands, `${tagOf(lane, 0)}w`));
+        await closedLoop(options.warmup, concurrency, lane.call(commands, `${tagOf(lane, 0)}w`));
       }
     }
     if (fleets.length > 0) {

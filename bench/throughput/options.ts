@@ -31,7 +31,8 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench:throughput -- [options]
   --effects N          measured effects per lane and rep (default 2000)
-  --warmup N           effects per lane before the first rep (default 200)
+  --warmup N           effects per lane before the first rep, at least 16 at a time (default 2000: V8 needs some
+                       10,000 effects to finish optimising effectd; a c=1 lane measured after 200 measured it compiling)
   --reps R             repetitions, interleaved: rep 1 of every lane, then rep 2… (default 3)
   --concurrency LIST   closed-loop callers, e.g. 1,16,64 (default)
   --ingress LIST       direct,http,kafka (default all; direct is always measured)
@@ -78,7 +79,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | undefined {
   if (unknown.length > 0) throw new Error(`--ingress knows ${INGRESSES.join(', ')}, not ${unknown.join(', ')}`);
   return {
     effects: one('--effects', values.effects, quick ? 200 : 2000),
-    warmup: values.warmup === '0' ? 0 : one('--warmup', values.warmup, quick ? 50 : 200),
+    warmup: values.warmup === '0' ? 0 : one('--warmup', values.warmup, quick ? 50 : 2_000),
     reps: one('--reps', values.reps, quick ? 1 : 3),
     concurrency: values.concurrency === undefined ? (quick ? [1, 16] : [1, 16, 64]) : positiveInts('--concurrency', values.concurrency),
     ingresses: [...new Set<Ingress>(['direct', ...(ingresses as Ingress[])])],
