@@ -7,7 +7,7 @@ import type { AppendRequest, AppendResult, RecordedEvent } from './ledger.port.j
  * How events map onto rows of the PostgreSQL ledger's table, both ways (pure; the statements are in
  * postgres-ledger.ts).
  *
- * A row holds the events of ONE append, in a compressed `body` (postgres-body.ts): revisions
+ * A row holds the events of ONE append, in its `body` (postgres-body.ts: JSON, or deflated): revisions
  * `revision`…`last_revision`, global positions `position`…`position + (last_revision - revision)`.
  * The position sequence steps by ROW_EVENTS, so the positions inside a row never meet the next
  * row's. An append of more than ROW_EVENTS events, or one that declares several effects, takes
@@ -16,7 +16,7 @@ import type { AppendRequest, AppendResult, RecordedEvent } from './ledger.port.j
  *
  * Rows of the earlier shape hold ONE event each, in `type` + `data` (jsonb, compact or verbatim;
  * `last_revision` NULL in rows written before this shape). They are still read, and still written
- * with EFFECTD_LEDGER_ENCODING=verbatim, for older versions reading the same ledger.
+ * with EFFECTD_LEDGER_ENCODING=verbatim (each event as it is, for SQL readers).
  *
  * Why one row per append: per effect, two rows instead of three, four entries in the two unique
  * indexes instead of six, and the stream name stored twice instead of three times.
