@@ -21,6 +21,7 @@ import type { AppendRequest, AppendResult, RecordedEvent } from './ledger.port.j
  * Why one row per append: per effect, two rows instead of three, four entries in the two unique
  * indexes instead of six, and the stream name stored twice instead of three times.
  */
+/** Part of the stored format: reads look back this many revisions and positions for a row's start, and the position sequence steps by it. Never change it. */
 export const ROW_EVENTS = 64;
 
 /** One row to insert, as the append statement's JSON batch spells it. */
