@@ -4,18 +4,19 @@ import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
 
 /**
  * The `body` of a PostgreSQL ledger row that holds one or more events of one append (see
- * postgres-ledger.ts): the events in their compact stored form (postgres-encoding.ts), as one JSON
- * array `[[type, stored], …]`, deflated with a preset dictionary, behind one format byte.
+ * postgres-rows.ts): the events in their compact stored form (postgres-encoding.ts), as one JSON
+ * array `[[type, stored], …]`, behind one format byte: 0, the JSON as it is (the default); 1, the
+ * JSON deflated with a preset dictionary (EFFECTD_LEDGER_COMPRESSION=deflate).
  *
- * Why: an effect's events are a few hundred bytes of JSON each whose keys, event names and
- * request shapes repeat in every effect; a deflate of ~400 bytes alone finds little to refer
+ * Why a dictionary: an effect's events are a few hundred bytes of JSON each whose keys, event names
+ * and request shapes repeat in every effect; a deflate of ~400 bytes alone finds little to refer
  * back to, but with the dictionary it does. Measured on the throughput bench's events: JSON text
  * 864 B per effect, plain deflate 583 B, deflate with this dictionary 382 B (jsonb: 1,032 B).
  *
- * A format byte names the dictionary. A dictionary is FROZEN once rows use it: changing its
- * bytes would make every row written with it unreadable. A better dictionary gets a new format
- * byte (and this module keeps reading the old ones); test/unit/postgres-body.unit.spec.ts pins the
- * digest of every dictionary.
+ * A format byte names the dictionary. A dictionary is FROZEN once rows use it: changing its bytes
+ * would make every row written with it unreadable. A better dictionary gets a new format byte (and
+ * this module keeps reading the old ones); test/unit/postgres-rows.unit.spec.ts pins the digest of
+ * every dictionary.
  */
 
 /** Pieces every effect's events share: event names, the compact codes around them, common values. Frozen: see above. */

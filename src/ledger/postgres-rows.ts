@@ -120,7 +120,12 @@ function eventsOf(row: StoredRow, lazy: boolean): RecordedEvent[] {
 
 function rowPairs(row: StoredRow, count: number): { type: string; data: unknown }[] {
   if (row.body === null) return [{ type: row.type!, data: decodeStoredEvent(row.stream, row.type!, row.data) }];
-  const events = decodeBody(row.stream, row.body);
+  let events: { type: string; data: unknown }[];
+  try {
+    events = decodeBody(row.stream, row.body);
+  } catch (error) {
+    throw new Error(`ledger row ${row.stream}@${row.revision}: its body cannot be read (${(error as Error).message}): the ledger is damaged`);
+  }
   if (events.length !== count) {
     throw new Error(`ledger row ${row.stream}@${row.revision} holds ${events.length} events for revisions ${row.revision}…${row.last_revision}: the ledger is damaged`);
   }

@@ -57,7 +57,7 @@ describe('PostgreSQL rows: one append, one row', () => {
     expect(lazyRowEvents(row!)).toEqual(rowEvents(row!));
     const damaged = lazyRowEvents({ ...row!, body: Buffer.from([1, 0xff, 0xff]) });
     expect(damaged.map((e) => [e.revision, e.position])).toEqual([[0, 64], [1, 65]]);
-    expect(() => damaged[1]!.event).toThrow();
+    expect(() => damaged[1]!.event).toThrow(/ledger row workflow-t1\/wf-1@0: its body cannot be read .*: the ledger is damaged/);
   });
 
   it('answers an append with its last event: the last revision, at its own position inside the row', () => {
@@ -78,6 +78,8 @@ describe('PostgreSQL row bodies', () => {
 
   it('refuses a body format it does not know, saying so', () => {
     expect(() => decodeBody(stream, Buffer.from([9, 1, 2]))).toThrow(/format 9, which this effectd does not know/);
+    const [row] = stored(batchRows([{ stream, events: effect, expectedRevision: -1 }], 'compact', 'none'));
+    expect(() => rowEvents({ ...row!, body: Buffer.from([9, 1, 2]) })).toThrow(/its body cannot be read \(ledger row body has format 9/);
   });
 
   it('keeps every dictionary frozen: rows written with one must stay readable (a new dictionary takes a new format byte)', () => {
