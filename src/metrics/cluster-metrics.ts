@@ -26,6 +26,7 @@ interface Message {
   id?: string;
   metrics?: MetricsJson;
   text?: string;
+  error?: string;
 }
 
 /** How long the primary waits for the workers' reports, and a worker for the primary's answer. */
@@ -38,15 +39,15 @@ const GATHER_TIMEOUT_MS = REPORT_TIMEOUT_MS + 1_000;
  */
 export function workerMetrics(own: () => Promise<MetricsJson>): (() => Promise<string>) | undefined {
   if (!cluster.isWorker) return undefined;
-  const waiting = new Map<string, (text: string) => void>();
+  const waiting = new Map<string, (answer: Message) => void>();
   process.on('message', (message: Message) => {
     if (message?.effectd === REPORT && message.id) {
       void own().then(
         (metrics) => process.send?.({ effectd: REPORTED, id: message.id, metrics }),
-        () => process.send?.({ effectd: REPORTED, id: message.id, metrics: [] }),
+        () => process.send?.({ effectd: REPORTED, id: message.id }), // counted as not reported
       );
     }
-    if (message?.effectd === GATHERED && message.id) waiting.get(message.id)?.(message.text ?? '');
+    if (message?.effectd === GATHERED && message.id) waiting.get(message.id)?.(message);
   });
   return () => new Promise<string>((resolve, reject) => {
     const id = randomUUID();
@@ -54,10 +55,11 @@ export function workerMetrics(own: () => Promise<MetricsJson>): (() => Promise<s
       waiting.delete(id);
       reject(new EffectdError('unavailable', `the primary process did not gather the workers' metrics within ${GATHER_TIMEOUT_MS} ms; scrape again`, { retryAfterMs: 1_000 }));
     }, GATHER_TIMEOUT_MS);
-    waiting.set(id, (text) => {
+    waiting.set(id, (answer) => {
       clearTimeout(timer);
       waiting.delete(id);
-      resolve(text);
+      if (answer.text !== undefined) resolve(answer.text);
+      else reject(new EffectdError('unavailable', `the workers' metrics could not be merged (${answer.error ?? 'no answer'}); scrape again`, { retryAfterMs: 1_000 }));
     });
     process.send?.({ effectd: GATHER, id });
   });
@@ -67,9 +69,10 @@ export function workerMetrics(own: () => Promise<MetricsJson>): (() => Promise<s
 export function serveMetricsGathering(worker: Worker, workers: () => Worker[]): void {
   worker.on('message', (message: Message) => {
     if (message?.effectd !== GATHER || !message.id) return;
-    void gather(workers().filter((w) => w.isConnected())).then((text) => {
-      if (worker.isConnected()) worker.send({ effectd: GATHERED, id: message.id, text });
-    });
+    void gather(workers().filter((w) => w.isConnected())).then(
+      (text) => worker.isConnected() && worker.send({ effectd: GATHERED, id: message.id, text }),
+      (error: unknown) => worker.isConnected() && worker.send({ effectd: GATHERED, id: message.id, error: (error as Error).message }),
+    );
   });
 }
 
@@ -90,7 +93,7 @@ function report(worker: Worker, id: string): Promise<MetricsJson | undefined> {
       resolve(metrics);
     };
     const onMessage = (message: Message) => {
-      if (message?.effectd === REPORTED && message.id === id) done(message.metrics ?? []);
+      if (message?.effectd === REPORTED && message.id === id) done(message.metrics);
     };
     const timer = setTimeout(() => done(undefined), REPORT_TIMEOUT_MS);
     worker.on('message', onMessage);
