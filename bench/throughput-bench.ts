@@ -14,7 +14,8 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { spawnSimulator } from '../src/harness/simulator-process.js';
 import { startFleet, type Fleet } from './throughput/fleet.js';
-import { benchCommands, directCall, httpCall, kafkaCaller } from './throughput/lanes.js';
+import { DBOS_VERSION, startDbosApp, type DbosApp } from './throughput/dbos-lane.js';
+import { benchCommands, dbosCall, directCall, httpCall, kafkaCaller } from './throughput/lanes.js';
 import { closedLoop, httpPoster, quantile, type Call } from './throughput/load.js';
 import { parseBenchOptions, USAGE, type BenchOptions } from './throughput/options.js';
 import { benchDatabaseUrl, PgProbe } from './throughput/pg-counters.js';
@@ -26,8 +27,15 @@ const WARMUP_CONCURRENCY = 16;
 const STATS_SETTLE_MS = 1_200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The processes a lane charges: an effectd fleet or the DBOS app. */
+interface Measured {
+  label: string;
+  pids(): number[];
+  applicationName: string;
+}
+
 interface Lane extends LaneKey {
-  fleet?: Fleet;
+  processes?: Measured;
   call(commands: ReturnType<typeof benchCommands>, tag: string): Call;
 }
 
@@ -49,6 +57,7 @@ async function main(options: BenchOptions): Promise<void> {
   const payments = await spawnSimulator('payments');
   const poster = httpPoster();
   const fleets: Fleet[] = [];
+  let dbos: DbosApp | undefined;
   const closers: (() => Promise<void>)[] = [];
   const runs: LaneRun[] = [];
   let idleEffectdMsPerSecond: Record<string, number> | undefined;
@@ -69,23 +78,29 @@ async function main(options: BenchOptions): Promise<void> {
         }
       }
     }
+    if (options.ingresses.includes('dbos')) {
+      process.stderr.write(`starting the DBOS Transact ${DBOS_VERSION} app…\n`);
+      dbos = await startDbosApp(database.url, payments.url, run);
+    }
     const lanes: Lane[] = [];
     for (const concurrency of options.concurrency) {
       lanes.push({ ingress: 'direct', build: '-', instances: 0, concurrency, call: (commands, tag) => directCall(poster, payments.url, commands, run, tag) });
       for (const fleet of fleets) {
         const kafka = kafkaCalls.get(fleet);
-        lanes.push({ ingress: fleet.ingress, build: fleet.build, instances: fleet.instances.length, concurrency, fleet, call: (commands) => (kafka ? kafka.call(commands) : httpCall(poster, fleet, commands)) });
+        lanes.push({ ingress: fleet.ingress, build: fleet.build, instances: fleet.instances.length, concurrency, processes: fleet, call: (commands) => (kafka ? kafka.call(commands) : httpCall(poster, fleet, commands)) });
       }
+      const app = dbos;
+      if (app) lanes.push({ ingress: 'dbos', build: `dbos-${DBOS_VERSION}`, instances: 1, concurrency, processes: app, call: (commands) => dbosCall(poster, app, commands) });
     }
     const rolePids = async (lane: Lane): Promise<RolePids> => ({
-      // The direct lane charges the idle first fleet: what effectd costs while nobody calls it.
-      effectd: (lane.fleet ?? fleets[0])?.pids() ?? [],
-      postgres: await probe.processes((lane.fleet ?? fleets[0])?.applicationName ?? ''),
+      // The direct lane charges the idle first fleet: what effectd costs while nobody calls it. The dbos lane: the DBOS app.
+      effectd: (lane.processes ?? fleets[0])?.pids() ?? [],
+      postgres: await probe.processes((lane.processes ?? fleets[0])?.applicationName ?? ''),
       'kafka broker': brokerPid ? [brokerPid] : [],
       provider: [payments.pid],
       'load generator': [process.pid],
     });
-    const tagOf = (lane: Lane, rep: number) => `${lane.fleet?.label ?? 'direct'}c${lane.concurrency}r${rep}`;
+    const tagOf = (lane: Lane, rep: number) => `${lane.processes?.label ?? 'direct'}c${lane.concurrency}r${rep}`;
 
     if (options.warmup > 0) {
       for (const lane of lanes) {
@@ -97,14 +112,15 @@ async function main(options: BenchOptions): Promise<void> {
         await closedLoop(options.warmup, concurrency, lane.call(commands, `${tagOf(lane, 0)}w`));
       }
     }
-    if (fleets.length > 0) {
+    const idle = [...fleets.map((f) => ({ measured: f as Measured, instances: f.instances.length })), ...(dbos ? [{ measured: dbos as Measured, instances: 1 }] : [])];
+    if (idle.length > 0) {
       // What an instance spends per second with no load at all (polling, timers): a c=1 effect pays its share of it.
       await sleep(STATS_SETTLE_MS);
-      const pids = Object.fromEntries(fleets.map((f) => [f.label, f.pids()]));
+      const pids = Object.fromEntries(idle.map(({ measured }) => [measured.label, measured.pids()]));
       const before = sampleCpu(pids);
       await sleep(3_000);
       const used = cpuDelta(before, sampleCpu(pids));
-      idleEffectdMsPerSecond = Object.fromEntries(fleets.map((f) => [f.label, used[f.label]! / 3 / f.instances.length]));
+      idleEffectdMsPerSecond = Object.fromEntries(idle.map(({ measured, instances }) => [measured.label, used[measured.label]! / 3 / instances]));
     }
     for (let rep = 1; rep <= options.reps; rep++) {
       // Builds take turns going first at each concurrency (this, baseline / baseline, this…): no build always runs right after the direct lane.
@@ -136,9 +152,11 @@ async function main(options: BenchOptions): Promise<void> {
   } finally {
     for (const close of closers) await close().catch(() => {});
     for (const fleet of fleets) await fleet.stop().catch(() => {});
+    await dbos?.stop();
     poster.close();
     await payments.stop();
     for (const fleet of fleets) await probe.scalar(`DROP SCHEMA IF EXISTS ${fleet.schema} CASCADE`).catch(() => '');
+    if (dbos) await probe.scalar(`DROP DATABASE IF EXISTS ${dbos.database} WITH (FORCE)`).catch(() => '');
     await probe.close();
   }
 
@@ -148,10 +166,10 @@ async function main(options: BenchOptions): Promise<void> {
   console.log(`
 +p50/+p99 = added over the direct lane (the same charge POSTed straight to the provider, same rep and concurrency).
 CPU ms/eff = utime+stime from /proc/<pid>/stat over the measured run ÷ effects (10 ms ticks), every process of the role summed:
-  effectd = the lane's instances (direct lane: the idle first fleet); postgres = the lane's effectd's backends (application_name) + the cluster's own processes + postmaster;
+  effectd = the lane's instances (direct lane: the idle first fleet; dbos lane: the DBOS Transact app); postgres = the lane's backends (application_name) + the cluster's own processes + postmaster;
   kafka broker = the broker's JVM; load generator = this process. Idle effectd (no load), CPU ms per second per instance: ${idleEffectdMsPerSecond === undefined ? '-' : Object.entries(idleEffectdMsPerSecond).map(([f, ms]) => `${f} ${ms.toFixed(1)}`).join(', ')}.
 WAL B/eff = pg_wal_lsn_diff over the lane (whole cluster: other sessions' writes count too); wal_sync/eff = pg_stat_wal.wal_sync (WAL fsyncs, cluster) — the durable commits;
-xact/eff = pg_stat_database.xact_commit of the bench database (each autocommit statement is one), ${probe.hasStatements ? 'stmts/eff = pg_stat_statements calls' : 'pg_stat_statements is not installed, so no statement count'}.`);
+xact/eff = pg_stat_database.xact_commit of the bench database (each autocommit statement is one; the dbos lane's system database is its own, so its commits show only in wal_sync/eff), ${probe.hasStatements ? 'stmts/eff = pg_stat_statements calls' : 'pg_stat_statements is not installed, so no statement count'}.`);
   const compared = ratios(runs);
   if (compared.length > 0) console.log(`\nthis ÷ baseline (${options.baseline}), paired by rep, median (< 1 = less of it in this build):\n${renderRatios(compared)}`);
   const out = options.out ?? join('bench-results', `throughput-${run}.json`);

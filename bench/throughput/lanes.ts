@@ -1,4 +1,5 @@
 import { EffectClient, type EffectRequest } from '../../src/sdk/index.js';
+import type { DbosApp } from './dbos-lane.js';
 import type { Fleet } from './fleet.js';
 import type { Call } from './load.js';
 import type { httpPoster } from './load.js';
@@ -51,5 +52,19 @@ export async function kafkaCaller(fleet: Fleet, brokers: string[]): Promise<{ ca
   return {
     call: (commands) => async (i) => (await client.submit(commands[i]!)).status === 'done',
     close: () => client.close(),
+  };
+}
+
+/** The same command to the DBOS app (dbos-app.ts): one durable workflow per (workflow, step), answered once it finished. */
+export function dbosCall(poster: Poster, app: DbosApp, commands: readonly EffectRequest[]): Call {
+  const url = `${app.url}/charge`;
+  return async (i) => {
+    const { workflowId, step, args } = commands[i]!;
+    try {
+      const res = await poster.post(url, {}, JSON.stringify({ workflowId, step, args }));
+      return res.status === 200 && (JSON.parse(res.body) as { status?: string }).status === 'done';
+    } catch {
+      return false;
+    }
   };
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
-export type Ingress = 'direct' | 'http' | 'kafka';
-const INGRESSES: readonly Ingress[] = ['direct', 'http', 'kafka'];
+export type Ingress = 'direct' | 'http' | 'kafka' | 'dbos';
+const INGRESSES: readonly Ingress[] = ['direct', 'http', 'kafka', 'dbos'];
 
 /** Worker processes per instance, and how the cluster hands them connections: rr (Node's round robin, its Linux default) or none (the kernel's accept). */
 export interface WorkersSpec {
@@ -35,7 +35,8 @@ export const USAGE = `Usage: npm run bench:throughput -- [options]
                        10,000 effects to finish optimising effectd; a c=1 lane measured after 200 measured it compiling)
   --reps R             repetitions, interleaved: rep 1 of every lane, then rep 2… (default 3)
   --concurrency LIST   closed-loop callers, e.g. 1,16,64 (default)
-  --ingress LIST       direct,http,kafka (default all; direct is always measured)
+  --ingress LIST       direct,http,kafka,dbos (default all; direct is always measured; dbos = the same charge as a
+                       one-step DBOS Transact workflow behind HTTP, on the same PostgreSQL server: the system users would pick instead)
   --instances LIST     effectd fleets to measure, e.g. 1,2 (default 1)
   --workers LIST       worker processes per instance (effectd start --workers N), e.g. 1,2 (default 1); lanes with
                        N > 1 are build "this-wN" (the baseline is measured with 1 only)
