@@ -112,7 +112,7 @@ async function main(options: BenchOptions): Promise<void> {
         await closedLoop(options.warmup, concurrency, lane.call(commands, `${tagOf(lane, 0)}w`));
       }
     }
-    const idle = [...fleets.map((f) => ({ measured: f as Measured, instances: f.instances.length })), ...(dbos ? [{ measured: dbos as Measured, instances: 1 }] : [])];
+    const idle: { measured: Measured; instances: number }[] = [...fleets.map((f) => ({ measured: f, instances: f.instances.length })), ...(dbos ? [{ measured: dbos, instances: 1 }] : [])];
     if (idle.length > 0) {
       // What an instance spends per second with no load at all (polling, timers): a c=1 effect pays its share of it.
       await sleep(STATS_SETTLE_MS);
