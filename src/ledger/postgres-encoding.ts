@@ -147,7 +147,7 @@ function isPlainObject(value: unknown): value is Json {
 
 /**
  * Which form new events are written in. `compact` (default); `verbatim`: the event as it is, one
- * event per row (PostgreSQL: jsonb an operator can query with SQL, at about 2.5× the WAL). Both
+ * event per row (PostgreSQL: jsonb an operator can query with SQL, for more WAL: a row per event). Both
  * forms are always read.
  */
 export type StoredEncoding = 'compact' | 'verbatim';
