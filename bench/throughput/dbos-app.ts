@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import { DBOS } from '@dbos-inc/dbos-sdk';
+import { httpPoster } from './load.js';
 
 interface ChargeArgs {
   invoiceId: string;
@@ -18,8 +19,8 @@ interface ChargeArgs {
 }
 
 const paymentsUrl = required('PAYMENTS_URL');
-// The same client settings as effectd's provider calls (keep-alive, sockets dropped before the server's 5 s).
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 4_000 });
+// The same socket settings as effectd's provider calls (keep-alive, sockets dropped before the server's 5 s).
+const provider = httpPoster({ maxSockets: 256, timeout: 4_000 });
 
 function required(name: string): string {
   const value = process.env[name];
@@ -27,22 +28,9 @@ function required(name: string): string {
   return value;
 }
 
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 async function chargeStep(key: string, args: ChargeArgs): Promise<string> {
   const body = JSON.stringify({ amount: args.amount, currency: 'usd', metadata: { invoice_id: args.invoiceId } });
-  const res = await post(`${paymentsUrl}/v1/charges`, { 'idempotency-key': key, accept: 'application/json' }, body);
+  const res = await provider.post(`${paymentsUrl}/v1/charges`, { 'idempotency-key': key, accept: 'application/json' }, body);
   if (res.status !== 200) throw new Error(`the provider answered ${res.status}: ${res.body}`);
   return (JSON.parse(res.body) as { id: string }).id;
 }

@@ -37,13 +37,14 @@ export const quantile = (sorted: readonly number[], q: number): number => sorted
 
 /**
  * The load generator's HTTP client, the same for the direct lane and effectd's HTTP ingress (so
- * the difference between them is effectd): keep-alive sockets, one per caller.
+ * the difference between them is effectd): keep-alive sockets, one per caller. `agent` overrides
+ * the socket settings (the DBOS app posts to the provider with effectd's).
  */
-export function httpPoster(): { post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }>; close(): void } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+export function httpPoster(agent: http.AgentOptions = { maxSockets: 1024 }): { post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }>; close(): void } {
+  const sockets = new http.Agent({ keepAlive: true, ...agent });
   return {
     post: (url, headers, body) => new Promise((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString() } }, (res) => {
+      const req = http.request(url, { method: 'POST', agent: sockets, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString() } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -52,6 +53,6 @@ export function httpPoster(): { post(url: string, headers: Record<string, string
       req.on('error', reject);
       req.end(body);
     }),
-    close: () => agent.destroy(),
+    close: () => sockets.destroy(),
   };
 }

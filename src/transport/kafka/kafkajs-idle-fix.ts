@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
  *
  * With nothing pending there is nothing to check: a request that cannot go at once is queued by
  * `push`, which schedules the check itself (pending is then non-empty). Imported for its effect by
- * every module that makes a kafkajs client (the Kafka ingress, the SDK's EffectClient).
+ * every module that makes a kafkajs client (the Kafka ingress, the lag watcher, the SDK's EffectClient).
  */
 interface RequestQueue {
   pending: unknown[];
