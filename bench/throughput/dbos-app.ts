@@ -20,7 +20,7 @@ interface ChargeArgs {
 
 const paymentsUrl = required('PAYMENTS_URL');
 // The same socket settings as effectd's provider calls (keep-alive, sockets dropped before the server's 5 s).
-const provider = httpPoster({ maxSockets: 256, timeout: 4_000 });
+const provider = httpPoster({ connections: 256, keepAliveTimeout: 4_000 });
 
 function required(name: string): string {
   const value = process.env[name];

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { Agent, request } from 'undici';
 
 /** One call of a lane: resolves true when the effect is done, false otherwise (never rejects). */
 export type Call = (index: number) => Promise<boolean>;
@@ -37,22 +37,19 @@ export const quantile = (sorted: readonly number[], q: number): number => sorted
 
 /**
  * The load generator's HTTP client, the same for the direct lane and effectd's HTTP ingress (so
- * the difference between them is effectd): keep-alive sockets, one per caller. `agent` overrides
- * the socket settings (the DBOS app posts to the provider with effectd's).
+ * the difference between them is effectd): keep-alive connections, one per caller, over undici
+ * (the client effectd itself calls providers with, src/providers/http-exchange.ts: about half
+ * node:http's CPU per request, and the load generator shares this box's two cores with what it
+ * measures). `connections` and `keepAliveTimeout` per origin override the defaults (the DBOS app
+ * posts to the provider with effectd's settings).
  */
-export function httpPoster(agent: http.AgentOptions = { maxSockets: 1024 }): { post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }>; close(): void } {
-  const sockets = new http.Agent({ keepAlive: true, ...agent });
+export function httpPoster(options: { connections?: number; keepAliveTimeout?: number } = {}): { post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }>; close(): void } {
+  const dispatcher = new Agent({ connections: options.connections ?? 1024, keepAliveTimeout: options.keepAliveTimeout ?? 4_000 });
   return {
-    post: (url, headers, body) => new Promise((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent: sockets, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString() } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    }),
-    close: () => sockets.destroy(),
+    post: async (url, headers, body) => {
+      const res = await request(url, { method: 'POST', dispatcher, headers: { ...headers, 'content-type': 'application/json' }, body });
+      return { status: res.statusCode, body: await res.body.text() };
+    },
+    close: () => void dispatcher.destroy().catch(() => {}),
   };
 }
