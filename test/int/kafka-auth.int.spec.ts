@@ -88,6 +88,10 @@ describe('Kafka: who may send what (real broker, PostgreSQL ledger)', () => {
     expect(reasonOf(parked.get(anonymous.correlationId)!).detail).toMatch(/no authorization header: send the Kafka header "authorization: Bearer <token>"/);
     expect(reasonOf(parked.get(wrong.correlationId)!).detail).toMatch(/unknown or revoked token/);
     expect(reasonOf(parked.get(malformedHeader.correlationId)!).detail).toMatch(/not "Bearer <token>"/);
+    // Who sent it, when that is known: the refusal for acting as another tenant names its sender; an unknown one names nobody.
+    expect(header(parked.get(otherTenant.correlationId)!.message.headers, 'effectd-sender')).toBe('acme-agent');
+    expect(header(parked.get(otherTenant.correlationId)!.message.headers, 'effectd-sender-tenant')).toBe('acme');
+    for (const c of [anonymous, wrong, malformedHeader]) expect(header(parked.get(c.correlationId)!.message.headers, 'effectd-sender')).toBeUndefined();
     // The original bytes are kept, so a fixed command can be replayed as it was.
     expect(parked.get(anonymous.correlationId)!.message.value!.toString()).toBe(JSON.stringify(anonymous));
 

@@ -122,8 +122,11 @@ describe('structured logs of effectd start', () => {
     expect(checks.at(-1)).toMatchObject({ level: 'info', verdict: 'committed', receipt: expect.stringMatching(/^ch_/), workflowId: ids.chargeWorkflow, tenant: 'default' });
   });
 
-  it('logs the dead letter as a warning with its reason code and the message key (the workflow)', () => {
-    expect(records.find((r) => r.event === 'DeadLettered')).toMatchObject({ level: 'warn', reason: 'undecodable', workflowId: ids.dlqWorkflow, deadLetterTopic: topics.deadLetters, from: expect.stringContaining(topics.commands) });
+  it('logs the dead letter as a warning with its reason code, the message key (the workflow) and who sent it (tenant and credential name)', () => {
+    expect(records.find((r) => r.event === 'DeadLettered')).toMatchObject({
+      level: 'warn', reason: 'undecodable', workflowId: ids.dlqWorkflow, deadLetterTopic: topics.deadLetters, from: expect.stringContaining(topics.commands),
+      tenant: 'default', sender: 'default-agent', msg: expect.stringMatching(/sent by default-agent \(tenant default\)$/),
+    });
   });
 
   it('carries no bearer token, no server secret and no provider key anywhere (stdout or stderr)', () => {

@@ -6,6 +6,12 @@ export type RefusedCode = Extract<ErrorCode, 'invalid_command' | 'unknown_tool' 
 /** Bounded label values for dead letters (they become a metric label). */
 export type DeadLetterReason = 'undecodable' | RefusedCode | 'forbidden_reply_topic' | 'handler_error';
 
+/** The credential a dead-lettered command came with: its tenant and name (never the token). */
+export interface DeadLetterSender {
+  tenant: string;
+  name: string;
+}
+
 export interface Reply {
   /** The command's reply topic; the transport's outcomes topic when absent. */
   topic?: string;
@@ -20,8 +26,11 @@ export interface Reply {
  */
 export type CommandVerdict =
   | { kind: 'answer'; reply: Reply }
-  /** Not executable as sent: park the original bytes; tell the sender too when it named itself. */
-  | { kind: 'dead-letter'; reason: DeadLetterReason; detail: string; reply?: Reply }
+  /**
+   * Not executable as sent: park the original bytes; tell the sender too when it named itself.
+   * `sender`: who sent it, once its credential was known (the log says who, not only what).
+   */
+  | { kind: 'dead-letter'; reason: DeadLetterReason; detail: string; reply?: Reply; sender?: DeadLetterSender }
   /** The partition was taken away (rebalance, shutdown) before the command was settled: redelivered to its next owner, quietly. */
   | { kind: 'abandoned' }
   /** Could not be settled now: logged, and its workflow waits before the command is tried again. */

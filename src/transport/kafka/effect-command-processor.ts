@@ -47,15 +47,18 @@ export class EffectCommandProcessor {
   }
 
   async process(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
+    const sent: { by?: Caller } = {};
     try {
-      return await this.verdict(record, lease);
+      const verdict = await this.verdict(record, lease, sent);
+      return verdict.kind === 'dead-letter' && sent.by ? { ...verdict, sender: { tenant: sent.by.tenant, name: sent.by.name } } : verdict;
     } catch (error) {
       this.log(`effectd kafka: ${record.where} hit a defect: ${error instanceof Error ? error.stack : String(error)}`);
       return { kind: 'failed', error: asEffectdError(error) };
     }
   }
 
-  private async verdict(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
+  /** `sent.by` is set once the sender's credential is known. */
+  private async verdict(record: CommandRecord, lease: CommandLease, sent: { by?: Caller }): Promise<CommandVerdict> {
     const decoded = decodeCommand(record.value);
     const { envelope } = decoded;
     // Until the sender is known to be allowed its reply topic, refusals go to the outcomes topic only.
@@ -66,6 +69,7 @@ export class EffectCommandProcessor {
     } catch (error) {
       return this.settle(asEffectdError(error), toOutcomes);
     }
+    sent.by = caller;
     const forbiddenReply = replyTopicRefusal(envelope.replyTopic, caller, this.topics);
     if (forbiddenReply) return this.settle(forbiddenReply, toOutcomes, 'forbidden_reply_topic');
     const refuse = refusalTo(envelope, record.key, envelope.replyTopic);

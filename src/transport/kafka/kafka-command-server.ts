@@ -6,7 +6,7 @@ import { backoffMs, pauseWhile, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from './coalescing-publisher.js';
 import './kafkajs-idle-fix.js';
-import { deadLetter, type DeadLetterNotice } from './dead-letter.js';
+import { deadLetter, deadLetterLine, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { PartitionPipeline, Semaphore } from './partition-pipeline.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
@@ -70,7 +70,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     private readonly settings: KafkaIngressSettings,
     private readonly metrics: IngressMetrics,
     private readonly log: (line: string) => void,
-    private readonly deadLettered: (notice: DeadLetterNotice) => void = (n) => log(`effectd kafka: ${n.from} → ${n.deadLetterTopic} (${n.reason}: ${n.detail})`),
+    private readonly deadLettered: (notice: DeadLetterNotice) => void = (n) => log(`effectd kafka: ${deadLetterLine(n)}`),
   ) {
     super();
     this.inFlight = new Semaphore(settings.maxInFlight);
@@ -265,10 +265,10 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     }
     this.failures.delete(where);
     if (verdict.kind === 'dead-letter') {
-      const parked = deadLetter(this.settings.topics.deadLetters, { topic, partition, message }, verdict.reason, verdict.detail, new Date());
+      const parked = deadLetter(this.settings.topics.deadLetters, { topic, partition, message }, verdict.reason, verdict.detail, new Date(), verdict.sender);
       if (!(await this.publish(parked.topic, parked, lease))) return false;
       this.metrics.deadLettered(verdict.reason);
-      this.deadLettered({ from: where, ...(message.key ? { workflowId: message.key.toString() } : {}), deadLetterTopic: this.settings.topics.deadLetters, reason: verdict.reason, detail: verdict.detail.slice(0, 300) });
+      this.deadLettered({ from: where, ...(message.key ? { workflowId: message.key.toString() } : {}), ...(verdict.sender ? { tenant: verdict.sender.tenant, sender: verdict.sender.name } : {}), deadLetterTopic: this.settings.topics.deadLetters, reason: verdict.reason, detail: verdict.detail.slice(0, 300) });
       if (verdict.reply) await this.publishReply(verdict.reply, lease);
       return true;
     }

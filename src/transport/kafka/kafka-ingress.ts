@@ -6,6 +6,7 @@ import type { EffectdRuntime } from '../../runtime/effectd-runtime.js';
 import { EffectCommandProcessor, type ProcessorOptions } from './effect-command-processor.js';
 import { COMMAND_PROCESSOR, EffectCommandsController } from './effect-commands.controller.js';
 import { KafkaCommandServer } from './kafka-command-server.js';
+import { deadLetterLine } from './dead-letter.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
 
 @Module({})
@@ -24,7 +25,7 @@ export interface KafkaIngress {
 export async function startKafkaIngress(runtime: EffectdRuntime, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
   const log = options.log ?? ((line: string) => runtime.logger.warn(line));
   const processor = new EffectCommandProcessor(runtime, settings.topics, { ...options, log });
-  const strategy = new KafkaCommandServer(settings, runtime.metrics, log, (notice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${notice.from} → ${notice.deadLetterTopic} (${notice.reason}: ${notice.detail})`));
+  const strategy = new KafkaCommandServer(settings, runtime.metrics, log, (notice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${deadLetterLine(notice)}`));
   const app: INestMicroservice = await NestFactory.createMicroservice(KafkaIngressModule.forProcessor(processor), { strategy, logger: ['error', 'warn'] });
   await app.listen();
   return { settings, close: () => app.close() };
