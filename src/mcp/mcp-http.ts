@@ -64,6 +64,7 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
   const fallback = options.identityFallback;
   const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo), {
     ...(fallback ? { identityFallback: fallback, fallbackInput: ctx.authInfo?.extra?.fallbackInput as FallbackInput | undefined ?? {} } : {}),
+    ...(ctx.authInfo?.extra?.trace ? { transportTrace: ctx.authInfo.extra.trace as Record<string, string> } : {}),
   }), {
     onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`),
   });
@@ -87,7 +88,8 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
       sendJson(res, 401, { 'WWW-Authenticate': 'Bearer realm="effectd"' }, { jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
       return;
     }
-    const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller, fallbackInput: fallbackInput(req, fallback) } };
+    const trace = traceHeaders(req);
+    const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller, fallbackInput: fallbackInput(req, fallback), ...(trace ? { trace } : {}) } };
     void node(Object.assign(req, { auth }), res);
   };
   return { handle, close: () => handler.close() };
@@ -103,6 +105,13 @@ function authenticate(runtime: EffectdRuntime, req: IncomingMessage, anonymous: 
     return callerOf(principal, 'mcp');
   }
   return runtime.gateway.authenticate(match?.[1], 'mcp');
+}
+
+/** The request's W3C trace context headers, if it has a traceparent (a call's `_meta` names its own first). */
+function traceHeaders(req: IncomingMessage): Record<string, string> | undefined {
+  const { traceparent, tracestate } = req.headers;
+  if (typeof traceparent !== 'string') return undefined;
+  return { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
 }
 
 /** The configured identity headers of this request, for the header fallback (nothing otherwise). */

@@ -88,6 +88,8 @@ export interface McpServerOptions {
   identityFallback?: IdentityFallback;
   /** What the transport read for it (the configured headers of this HTTP request). */
   fallbackInput?: FallbackInput;
+  /** The trace context the transport carried (the HTTP request's traceparent, tracestate): a call's `_meta` with a traceparent wins. */
+  transportTrace?: Record<string, string>;
 }
 
 export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
@@ -95,8 +97,9 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
   const { gateway } = runtime;
   const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta', waitMs?: number, meta?: unknown) => {
     runtime.metrics.commandReceived('mcp');
-    // The caller's trace context travels in params._meta (traceparent, tracestate).
-    const submitted = await withTraceFrom(meta, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
+    // The caller's trace context travels in params._meta (traceparent, tracestate), else in the HTTP request's headers.
+    const carrier = (meta as { traceparent?: unknown } | undefined)?.traceparent !== undefined ? meta : options.transportTrace;
+    const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
     return identified(outcomeResult(submitted.outcome), source, command);
   };
   /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */

@@ -219,6 +219,27 @@ describe('OpenTelemetry traces: agent → effectd → provider', () => {
     }
   });
 
+  it('MCP: without a traceparent in _meta, the /mcp request\'s traceparent header is the parent; a _meta one wins over it', async () => {
+    const fromHeader = agentTrace();
+    const fromMeta = agentTrace();
+    const client = new Client({ name: 'effectd-trace-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${effectd.url}/mcp`), { requestInit: { headers: { ...effectd.agent, traceparent: fromHeader.traceparent } } }));
+    try {
+      const workflowId = `wf-trace-${run}-mcp-header`;
+      const call = (step: string, meta: Record<string, string> = {}) => client.callTool({ name: 'payments_charge', arguments: { invoiceId: `INV-TRACE-${run}-MCPH-${step}`, amount: 710 }, _meta: { 'dev.effectd/workflowId': workflowId, 'dev.effectd/step': step, ...meta } });
+      expect((await call('1')).structuredContent).toMatchObject({ status: 'done' });
+      const [viaHeader] = named(inTrace(fromHeader.traceId), 'effectd.command');
+      expect(parentOf(viaHeader!)).toBe(fromHeader.spanId);
+      expect(viaHeader!.attributes).toMatchObject({ 'effectd.ingress': 'mcp', 'effectd.step': '1' });
+      expect((await call('2', { traceparent: fromMeta.traceparent })).structuredContent).toMatchObject({ status: 'done' });
+      const [viaMeta] = named(inTrace(fromMeta.traceId), 'effectd.command');
+      expect(parentOf(viaMeta!)).toBe(fromMeta.spanId);
+      expect(named(inTrace(fromHeader.traceId), 'effectd.command').map((s) => s.attributes['effectd.step'])).not.toContain('2');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('an upstream MCP server as the provider gets the attempt\'s traceparent in params._meta', async () => {
     const agent = agentTrace();
     const answer = await postJson(`${effectd.url}/v1/effects`, { workflowId: `wf-trace-${run}-up`, step: 1, tool: 'upstream.charge', args: { invoiceId: `INV-TRACE-${run}-UP`, amount: 990 } }, { ...effectd.agent, traceparent: agent.traceparent });
