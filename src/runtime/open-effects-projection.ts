@@ -15,6 +15,8 @@ export interface OpenEffect {
 export interface OpenSaga {
   tenant: string;
   workflowId: string;
+  /** The starting command's traceparent, when traces were exported then. */
+  traceparent?: string;
 }
 
 /** How many effects settled for good, per tool and final state (what the gauges add to the open ones). */
@@ -141,7 +143,7 @@ export class OpenEffectsProjection {
   }
 
   private apply(stream: string, event: LedgerEvent): void {
-    if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId });
+    if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId, ...(event.traceparent !== undefined ? { traceparent: event.traceparent } : {}) });
     if (event.type === 'SagaFinished') this.sagas.delete(stream);
     if (!isEffectEvent(event)) return;
     const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);

@@ -10,7 +10,7 @@ import type { EffectShell } from './effect-shell.js';
 import type { SagaRegistry } from './saga-registry.js';
 import type { Decision } from './workflow-store.js';
 import { noopSagaMetrics, type SagaMetrics } from '../metrics/saga-metrics.js';
-import { ATTR, inSpan, sagaStepAttributes, SPAN, SpanKind } from '../tracing/index.js';
+import { ATTR, currentTraceparent, inSpan, sagaStepAttributes, SPAN, SpanKind } from '../tracing/index.js';
 
 export interface SagaStepView {
   name: string;
@@ -56,7 +56,10 @@ export class SagaRunner {
     if (!parsed.success) throw invalidCommand(`input does not fit saga ${name}`, parsed.error.issues, ['input']);
     const { core } = this.shell;
     await core.update(workflowStream(tenant, workflowId), (workflow) => {
-      if (!workflow.saga) return { append: [{ type: 'SagaStarted', v: 1, at: core.now(), saga: name, version: saga.version, tenant, workflowId, input: parsed.data, startedBy }], answer: () => undefined };
+      if (!workflow.saga) {
+        const traceparent = currentTraceparent();
+        return { append: [{ type: 'SagaStarted', v: 1, at: core.now(), saga: name, version: saga.version, tenant, workflowId, input: parsed.data, startedBy, ...(traceparent !== undefined ? { traceparent } : {}) }], answer: () => undefined };
+      }
       const same = workflow.saga.started.saga === name && canonicalJson(workflow.saga.started.input) === canonicalJson(parsed.data);
       if (!same) throw new EffectdError('intent_conflict', `workflow ${workflowId} already runs saga ${workflow.saga.started.saga} with other input; a new saga needs a new workflowId`, { workflowId, saga: workflow.saga.started.saga });
       return { answer: undefined };

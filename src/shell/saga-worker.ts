@@ -1,4 +1,5 @@
 import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
+import { withStoredTrace } from '../tracing/index.js';
 import type { SagaRunner } from './saga-runner.js';
 
 /**
@@ -14,9 +15,10 @@ export class SagaWorker {
 
   async tick(): Promise<void> {
     await this.openWork.catchUp();
-    for (const { tenant, workflowId } of this.openWork.openSagas()) {
+    for (const { tenant, workflowId, traceparent } of this.openWork.openSagas()) {
       try {
-        await this.runner.advance(tenant, workflowId);
+        // Steps it takes now join the trace of the command that started it (as the reconciler's checks do an effect's).
+        await withStoredTrace(traceparent, () => this.runner.advance(tenant, workflowId));
       } catch (error) {
         this.onError(error);
       }

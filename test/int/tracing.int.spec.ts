@@ -45,7 +45,8 @@ async function recordingHop(target: string): Promise<{ url: string; port: number
 
 /** The built-in tools against the test's providers, plus one tool of an upstream MCP server (effectd's MCP provider). */
 function configWithUpstream(dataDir: string, providerUrls: Record<string, string>, upstreamUrl: string): string {
-  const file = writeToolsConfig(dataDir, providerUrls, { 'payments.charge': { timeoutMs: 2_000, settleWindowMs: 10_000 } });
+  // answerBudgetMs 0: a lost reply is answered unknown at once, so what settles it is the background's (reconciler, saga worker).
+  const file = writeToolsConfig(dataDir, providerUrls, { 'payments.charge': { timeoutMs: 2_000, settleWindowMs: 10_000, answerBudgetMs: 0 } });
   const config = JSON.parse(readFileSync(file, 'utf8')) as { providers: Record<string, unknown>; tools: unknown[] };
   config.providers['pay-mcp'] = { mcp: { url: upstreamUrl } };
   config.tools.push({
@@ -195,6 +196,26 @@ describe('OpenTelemetry traces: agent → effectd → provider', () => {
       expect(attempts).toHaveLength(1);
       expect(parentOf(attempts[0]!)).toBe(idOf(step));
     }
+  });
+
+  it('a saga paused on a lost reply and resumed in the background: the steps it takes then are in the starting command\'s trace, under its span', async () => {
+    const agent = agentTrace();
+    const workflowId = `trip-trace-${run}-resumed`;
+    const input = { tripId: `T-${run}-R`, traveller: { name: 'Ada', email: 'ada@example.com' }, flight: 'LH402', date: '2027-03-02', hotel: 'Hotel Adlon', nights: 1, amount: 45_000 };
+    await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
+    const started = await postJson(`${effectd.url}/v1/sagas`, { saga: 'trip-booking', workflowId, input }, { ...effectd.agent, traceparent: agent.traceparent });
+    expect(started.body).toMatchObject({ status: 'paused' });
+    await waitFor('the saga to resume and complete', async () => ((await getJson(`${effectd.url}/v1/sagas/${workflowId}`, effectd.agent)).body.status === 'completed' ? true : undefined), 15_000, 100);
+    const email = await waitFor('the resumed step\'s span', async () => named(inTrace(agent.traceId), 'effectd.saga.step').find((s) => s.attributes['effectd.step'] === 'email-itinerary'), 5_000);
+
+    const [commandSpan] = named(inTrace(agent.traceId), 'effectd.command');
+    expect(commandSpan!.attributes).toMatchObject({ 'effectd.tool': 'saga:trip-booking', 'effectd.workflow_id': workflowId });
+    expect(parentOf(email)).toBe(idOf(commandSpan!));
+    expect(email.attributes).toMatchObject({ 'effectd.saga.phase': 'run', 'effectd.outcome': 'done' });
+    // Taken after the command had answered (paused): the saga worker's, not the request's.
+    expect(email.startTime[0] * 1e9 + email.startTime[1]).toBeGreaterThan(commandSpan!.endTime[0] * 1e9 + commandSpan!.endTime[1]);
+    const [attempt] = named(inTrace(agent.traceId), 'effectd.attempt', String(email.attributes['effectd.effect_id']));
+    expect(parentOf(attempt!)).toBe(idOf(email));
   });
 
   it('MCP: the trace context in params._meta reaches the provider, under the attempt span', async () => {

@@ -11,6 +11,8 @@ export const sagaStarted = z.object({
   workflowId: z.string(),
   input: z.unknown(),
   startedBy: z.string(),
+  /** W3C traceparent of the command that started it (only when traces are exported): steps taken when it is resumed in the background join that trace. */
+  traceparent: z.string().optional(),
 });
 
 /** A step failed for sure (not_done / terminal_failure): compensate what committed, in reverse order. */
