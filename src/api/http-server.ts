@@ -88,6 +88,7 @@ export function httpLimits(env: NodeJS.ProcessEnv = process.env): HttpLimits {
 /** `application/json` or `application/*+json`, with no charset or UTF-8 (RFC 8259: JSON is UTF-8). */
 function jsonContentType(header: string | undefined): 'json' | 'not-json' | 'not-utf8' {
   if (!header) return 'not-json';
+  if (header === 'application/json') return 'json'; // what nearly every client sends: nothing to split
   const [essence = '', ...params] = header.split(';').map((part) => part.trim().toLowerCase());
   if (essence !== 'application/json' && !/^application\/[a-z0-9!#$&^_.-]+\+json$/.test(essence)) return 'not-json';
   const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/^"|"$/g, '');

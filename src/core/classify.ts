@@ -40,9 +40,11 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
 
   const { status, headers, body } = result;
   const replayed = rules.replayHeader !== undefined && headers[rules.replayHeader]?.toLowerCase() === 'true';
-  const summary = summarizeBody(body);
-  const override = rules.overrides?.find((o) => o.status === status && (o.bodyIncludes === undefined || summary.includes(o.bodyIncludes)));
-  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${summary}` }, body, rules);
+  // The body's summary is built only when something reads it (an override, a reason that quotes it): a plain 2xx never does.
+  let summarized: string | undefined;
+  const summary = () => (summarized ??= summarizeBody(body));
+  const override = rules.overrides?.find((o) => o.status === status && (o.bodyIncludes === undefined || summary().includes(o.bodyIncludes)));
+  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${summary()}` }, body, rules);
 
   if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
   const refused = status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status);
@@ -50,21 +52,31 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned — unless the
   // provider executes failed work again on a resend, which can then still complete it.
   const poisoned = (rules.storedFailures ?? 'replayed') === 'replayed';
-  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary}` };
-  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${summary}` };
-  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${summary}` };
-  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary}` };
+  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary()}` };
+  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${summary()}` };
+  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${summary()}` };
+  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary()}` };
 }
 
 function withReceipt(classification: Classification, body: unknown, rules: ClassificationRules): Classification {
   if (classification.outcome !== 'committed' || !rules.receiptPath) return classification;
   const receipt = readPath(body, rules.receiptPath);
-  return receipt === undefined ? classification : { ...classification, receipt: String(receipt) };
+  // Object.assign, not a spread: a spread adding `receipt` costs microseconds on Node 20 (see settle in fold.ts).
+  return receipt === undefined ? classification : Object.assign({}, classification, { receipt: String(receipt) });
 }
 
+/** Paths split once: they come from contracts (receipt paths, template placeholders), a few per tool. Bounded: cleared when full. */
+const splitPaths = new Map<string, readonly string[]>();
+
 export function readPath(value: unknown, path: string): unknown {
+  let parts = splitPaths.get(path);
+  if (!parts) {
+    if (splitPaths.size >= 1_000) splitPaths.clear();
+    parts = path.split('.');
+    splitPaths.set(path, parts);
+  }
   let current = value;
-  for (const part of path.split('.')) {
+  for (const part of parts) {
     if (current === null || typeof current !== 'object') return undefined;
     current = (current as Record<string, unknown>)[part];
   }

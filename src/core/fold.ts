@@ -131,7 +131,7 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       if (!attempt) reject(`attempt ${event.attempt} was never started`);
       if (attempt!.finished) reject(`attempt ${event.attempt} already finished`);
       if (SETTLED.has(from) || from === 'escalated') reject('the effect is already settled or with a human');
-      next.attempts = effect.attempts.map((a, i) => (i === index ? { ...a, finished: event } : a));
+      next.attempts = effect.attempts.map((a, i) => (i === index ? Object.assign({}, a, { finished: event }) : a));
       const isCurrent = index === effect.attempts.length - 1;
       if (event.outcome === 'committed') return settle(next, 'committed', event.at, event.receipt, event.reason);
       // An older attempt's non-committed result says nothing about the newer attempt in flight.
@@ -193,6 +193,11 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
   }
 }
 
+/**
+ * Object.assign, not a spread: on Node 20 a spread that adds members its source lacks (here
+ * settledAt, receipt, reason; `finished` above) costs microseconds per object, ~10x an assign, and
+ * every effect settles in each fold of its outcome. Same members, same order.
+ */
 function settle(effect: EffectState, status: 'committed' | 'failed_before_effect' | 'terminal_failure', at: number, receipt: string | undefined, reason: string): EffectState {
-  return { ...effect, recordedStatus: status, settledAt: at, receipt: receipt ?? effect.receipt, reason };
+  return Object.assign({}, effect, { recordedStatus: status, settledAt: at, receipt: receipt ?? effect.receipt, reason });
 }

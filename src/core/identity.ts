@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 
 /** Where an effect sits in a workflow's plan. Comes from the harness, never from the model. */
@@ -39,5 +39,6 @@ export function deriveReference(effectId: string): string {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // One-shot (Node ≥ 20.12): the same digest of the same UTF-8 bytes as createHash().update().digest(), without a Hash object.
+  return hash('sha256', text, 'hex');
 }

@@ -14,7 +14,8 @@ export interface Caller extends Principal {
 }
 
 export function callerOf(principal: Principal, ingress: Ingress): Caller {
-  return { ...principal, ingress };
+  // Object.assign, not a spread: a spread adding `ingress` costs microseconds on Node 20 (see settle in src/core/fold.ts), once per request.
+  return Object.assign({}, principal, { ingress });
 }
 
 export function canSeeTenant(caller: Principal, tenant: string): boolean {

@@ -106,7 +106,8 @@ export class Gateway {
     if (sagaName !== undefined) return this.submitSaga(caller, tenant, sagaName, command);
     const prepared = this.parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
     const answer = await this.parts.shell.run(prepared);
-    return { ...(await this.settleInline(prepared, answer, options.waitMs)), address: prepared.address };
+    // Object.assign, not a spread: a spread adding `address` costs microseconds on Node 20 (see settle in src/core/fold.ts).
+    return Object.assign({}, await this.settleInline(prepared, answer, options.waitMs), { address: prepared.address });
   }
 
   /**

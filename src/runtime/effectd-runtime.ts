@@ -90,7 +90,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   // The snapshot is named after the ledger it describes, so switching ledgers never mixes positions.
   const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
   const recentEffects = options.recentEffects ?? positiveIntFromEnv('EFFECTD_RECENT_EFFECTS', DEFAULT_RECENT_EFFECTS);
-  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`), recentEffects);
+  // The content index across workflows is kept only for a tenant content window, its one reader.
+  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`), recentEffects, config.contentIndex.tenantWindowMs > 0);
   const shell = new EffectShell({
     ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
     tenantContentIndex: tenantContentIndex(openEffects, config.contentIndex.tenantWindowMs),
@@ -125,8 +126,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   openEffects.follow(options.reconcileTickMs ?? 200, (error) => logger.error({ err: { message: (error as Error).message } }, `read side: ${(error as Error).message}`));
   // One observer of the ledger: every event this instance appends is logged once, by the instance that appended it.
   shell.core.store.onAppended(logAppendedEvents(logger));
-  // The read side takes this instance's own appends as they are made, not read back and decoded.
-  shell.core.store.onAppended((stream, events, after) => openEffects.appended(stream, after.revision - events.length + 1, events));
+  // The read side takes this instance's own appends as they are made, not read back and decoded,
+  // with the effects' states the store folded (not folded again).
+  shell.core.store.onAppended((stream, events, after) => openEffects.appended(stream, after.revision - events.length + 1, events, after));
   let reconciling = false;
   return {
     gateway, shell, ledger, tools, metrics, instanceId, now, openEffects, reconcilerWorker, sagas, sagaRunner, logger,

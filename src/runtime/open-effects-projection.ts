@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname } from 'node:path';
 import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
 import { isEffectEvent, type LedgerEvent } from '../core/events.js';
-import { evolveEffect } from '../core/fold.js';
+import { evolveEffect, type WorkflowState } from '../core/fold.js';
 import { NO_STREAM, type Ledger } from '../ledger/ledger.port.js';
 
 /** An effect that is not settled for good: unknown, dispatching, escalated, or terminal (waiting for a human). */
@@ -67,7 +67,11 @@ export class OpenEffectsProjection {
   private readonly ahead = new Map<string, number>();
   private readonly appliedRevision = new Map<string, number>();
 
-  constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string, readonly recentLimit = DEFAULT_RECENT_EFFECTS) {}
+  /**
+   * `contentIndex`: keep the recent effects' index by tenant and content key (`withContent`), which
+   * only the tenant content window reads; without that window it is not kept.
+   */
+  constructor(private readonly ledger: Ledger, private readonly ledgerIdentity: string, private readonly snapshotFile?: string, readonly recentLimit = DEFAULT_RECENT_EFFECTS, private readonly contentIndex = true) {}
 
   /** Loads the snapshot if it belongs to this ledger; returns how many open effects it held. */
   load(): number {
@@ -133,22 +137,31 @@ export class OpenEffectsProjection {
    * applied the stream exactly up to the revision before (a stream's events apply in its order;
    * what another instance appended in between is not known here yet). The catch-up then skips
    * them (`ahead`, kept in the snapshot too). Otherwise nothing happens: the catch-up brings them.
+   *
+   * `after`, the stream's state once these events are folded (the workflow store's, which already
+   * folded them), holds each effect's state after its last event here: that event is applied with
+   * it instead of being folded again (the same fold of the same events); the ones before it, as usual.
    */
-  appended(stream: string, firstRevision: number, events: readonly LedgerEvent[]): void {
+  appended(stream: string, firstRevision: number, events: readonly LedgerEvent[], after?: WorkflowState): void {
     if ((this.appliedRevision.get(stream) ?? NO_STREAM) !== firstRevision - 1) return;
-    for (const event of events) this.apply(stream, event);
+    const lastOf = after && events.length > 1 ? lastEventOfEach(events) : undefined;
+    events.forEach((event, i) => {
+      const isLast = !lastOf || !isEffectEvent(event) || lastOf.get(event.effectId) === i;
+      this.apply(stream, event, isLast ? after : undefined);
+    });
     const last = firstRevision + events.length - 1;
     this.markApplied(stream, last);
     this.ahead.set(stream, last);
   }
 
-  private apply(stream: string, event: LedgerEvent): void {
+  /** `folded`: a state whose effects are as they are after this event (see `appended`); else the event is folded here. */
+  private apply(stream: string, event: LedgerEvent, folded?: WorkflowState): void {
     if (event.type === 'SagaStarted') this.sagas.set(stream, { tenant: event.tenant, workflowId: event.workflowId, ...(event.traceparent !== undefined ? { traceparent: event.traceparent } : {}) });
     if (event.type === 'SagaFinished') this.sagas.delete(stream);
     if (!isEffectEvent(event)) return;
     const known = this.open.get(event.effectId) ?? this.recentEffects.get(event.effectId);
     if (!known && event.type !== 'EffectDeclared') return; // settled long ago
-    const state = evolveEffect(known?.state, event);
+    const state = folded?.effects.get(event.effectId) ?? evolveEffect(known?.state, event);
     if (closedForGood(state)) {
       if (!known || this.open.has(event.effectId)) this.countSettled(state);
       this.open.delete(event.effectId);
@@ -176,6 +189,7 @@ export class OpenEffectsProjection {
 
   /** Recent effects of one tenant with this content key (the tenant content window). */
   withContent(tenant: string, contentKey: string): EffectState[] {
+    if (!this.contentIndex) throw new Error('effectd: this read side keeps no content index (it was made without a tenant content window)');
     return [...(this.byContent.get(contentIndexKey(tenant, contentKey)) ?? [])].map((id) => this.recentEffects.get(id)!.state);
   }
 
@@ -208,7 +222,7 @@ export class OpenEffectsProjection {
 
   private touchRecent(entry: OpenEffect): void {
     const { effectId, declared } = entry.state;
-    if (!this.recentEffects.delete(effectId) && declared.contentKey) {
+    if (!this.recentEffects.delete(effectId) && declared.contentKey && this.contentIndex) {
       const key = contentIndexKey(declared.tenant, declared.contentKey);
       this.byContent.set(key, (this.byContent.get(key) ?? new Set()).add(effectId));
     }
@@ -216,7 +230,7 @@ export class OpenEffectsProjection {
     if (this.recentEffects.size <= this.recentLimit) return;
     const [oldestId, oldest] = this.recentEffects.entries().next().value!;
     this.recentEffects.delete(oldestId);
-    if (oldest.state.declared.contentKey) {
+    if (oldest.state.declared.contentKey && this.contentIndex) {
       const key = contentIndexKey(oldest.state.declared.tenant, oldest.state.declared.contentKey);
       const ids = this.byContent.get(key)!;
       ids.delete(oldestId);
@@ -250,6 +264,15 @@ export class OpenEffectsProjection {
 /** Settled, audited if it went through a resend, and no duplicate waiting for an operator: nothing will move it again. */
 function closedForGood(state: EffectState): boolean {
   return CLOSED.has(state.recordedStatus) && !needsAudit(state) && unhandledDuplicates(state).length === 0;
+}
+
+/** The index of each effect's last event in `events`. */
+function lastEventOfEach(events: readonly LedgerEvent[]): Map<string, number> {
+  const last = new Map<string, number>();
+  events.forEach((event, i) => {
+    if (isEffectEvent(event)) last.set(event.effectId, i);
+  });
+  return last;
 }
 
 function contentIndexKey(tenant: string, contentKey: string): string {

@@ -189,7 +189,7 @@ export class EffectShell {
           ...(match.scope === 'tenant' ? { matchedWorkflowId: match.effect.declared.workflowId } : {}), ...(match.basis === 'target' ? { basis: 'target' as const } : {}),
         };
         return {
-          append: [{ ...effect.declaration, at: now }, held],
+          append: [Object.assign({}, effect.declaration, { at: now }), held],
           answer: (next) => {
             core.metrics.held(effect.tool.name);
             return { kind: 'answer', answer: { outcome: core.answer(next.effects.get(effect.effectId)!, false, match.effect), disposition: 'held' } };

@@ -6,7 +6,12 @@ import type { Ledger } from '../ledger/ledger.port.js';
 
 /** What a decision on a workflow's state says: append these events (then answer from the new state), or answer as it is. */
 export type Decision<T> =
-  | { append: readonly LedgerEvent[]; answer: (after: WorkflowState) => T | Promise<T> }
+  | {
+    append: readonly LedgerEvent[];
+    answer: (after: WorkflowState) => T | Promise<T>;
+    /** The fold of `append` onto the very state given to this decision, when the decision folded it already (to check the rules): not folded again. */
+    after?: WorkflowState;
+  }
   /**
    * `final`: this answer cannot be made wrong by events the deciding state may not hold yet (the
    * effect is committed or proven not committed: those never change). See "The warm-cache rule".
@@ -218,7 +223,7 @@ async function decideInOrder(base: WorkflowState, batch: readonly Pending[]): Pr
         decided.push({ kind: 'answer', value: decision.answer, final: decision.final === true });
         continue;
       }
-      const after = foldWorkflow(decision.append, state);
+      const after = decision.after ?? foldWorkflow(decision.append, state);
       decided.push({ kind: 'append', events: decision.append, after, answer: decision.answer });
       state = after;
     } catch (error) {

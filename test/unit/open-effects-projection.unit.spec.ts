@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../../src/core/events.js';
+import { emptyWorkflow, foldWorkflow, type WorkflowState } from '../../src/core/fold.js';
 import { NO_STREAM } from '../../src/ledger/ledger.port.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { OpenEffectsProjection } from '../../src/runtime/open-effects-projection.js';
@@ -84,5 +85,42 @@ describe('open-effects projection: own appends applied as they are made', () => 
     const { open, settled } = await truth(); // (the snapshot does not keep the recent list)
     expect({ open: restarted.list(), settled: restarted.settledCounts() }).toEqual({ open, settled });
     expect(restarted.settledCounts()[0]!.count).toBe(1);
+  });
+
+  it('takes the effects\' states from the appender\'s fold (the workflow store\'s `after`): the same views as folding each event itself', async () => {
+    const { ledger, mine, truth } = setup();
+    const states = new Map<string, WorkflowState>();
+    /** As the workflow store tells it: the events and the stream's state after them. */
+    const appendFolded = async (stream: string, events: LedgerEvent[]) => {
+      const before = states.get(stream) ?? emptyWorkflow;
+      const after = foldWorkflow(events, before);
+      await ledger.append(stream, events, before.revision);
+      states.set(stream, after);
+      mine.appended(stream, before.revision + 1, events, after);
+    };
+    // Several events of one effect in one append (only its last one takes the folded state), two
+    // effects interleaved, a settle through a resend (open until audited), a lost reply.
+    await appendFolded('wf-f', [declared('e6'), started('e6', 1, 1_100), declared('e7', 1_150, { step: '2' }), finished('e6', 1, 1_200, 'committed', 'ch_6')]);
+    await appendFolded('wf-f', [started('e7', 1, 1_300), finished('e7', 1, 1_400, 'unknown')]);
+    await appendFolded('wf-f', [started('e7', 2, 1_500), finished('e7', 2, 1_600, 'committed', 'ch_7')]);
+    await appendFolded('wf-g', [declared('e8', 1_700, { workflowId: 'wf-g' }), started('e8', 1, 1_800)]);
+    expect(mine.get('e6')?.state).toEqual(states.get('wf-f')!.effects.get('e6'));
+    expect(mine.get('e7')?.state.recordedStatus).toBe('committed');
+    expect(mine.list().map((e) => e.state.effectId).sort()).toEqual(['e7', 'e8']); // e7 waits for its duplicate audit
+    expect(views(mine)).toEqual(await truth());
+    await mine.catchUp();
+    expect(views(mine)).toEqual(await truth());
+    expect(mine.settledCounts()).toEqual([{ tool: 'payments.charge', state: 'committed', count: 1 }]);
+  });
+
+  it('keeps no content index without a tenant content window, and says so when asked for one', async () => {
+    const ledger = new SqliteLedger(':memory:');
+    const withIndex = new OpenEffectsProjection(ledger, 'ledger-1');
+    const without = new OpenEffectsProjection(ledger, 'ledger-1', undefined, undefined, false);
+    await ledger.append('wf-h', [declared('e9', 1_000, { contentKey: 'content-9' })], NO_STREAM);
+    await Promise.all([withIndex.catchUp(), without.catchUp()]);
+    expect(withIndex.withContent('t1', 'content-9').map((e) => e.effectId)).toEqual(['e9']);
+    expect(views(without)).toEqual(views(withIndex));
+    expect(() => without.withContent('t1', 'content-9')).toThrow(/no content index/);
   });
 });
