@@ -20,7 +20,7 @@ import { SagaRunner } from '../shell/saga-runner.js';
 import { SagaWorker } from '../shell/saga-worker.js';
 import { DEFAULT_RECENT_EFFECTS, OpenEffectsProjection } from './open-effects-projection.js';
 import { Gateway, type EffectIndex } from '../gateway/gateway.js';
-import { tenantContentIndex } from './tenant-content-index.js';
+import { tenantContentIndex, tenantWindowOn } from './tenant-content-index.js';
 import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
 import { ensurePrivateDir } from './private-files.js';
@@ -91,7 +91,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
   const recentEffects = options.recentEffects ?? positiveIntFromEnv('EFFECTD_RECENT_EFFECTS', DEFAULT_RECENT_EFFECTS);
   // The content index across workflows is kept only for a tenant content window, its one reader.
-  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`), recentEffects, config.contentIndex.tenantWindowMs > 0);
+  const openEffects = new OpenEffectsProjection(ledger, ledgerIdentity, join(options.dataDir, 'projections', `open-effects-${ledgerIdentity}.json`), recentEffects, tenantWindowOn(config.contentIndex.tenantWindowMs));
   const shell = new EffectShell({
     ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
     tenantContentIndex: tenantContentIndex(openEffects, config.contentIndex.tenantWindowMs),

@@ -8,8 +8,13 @@ import type { OpenEffectsProjection } from './open-effects-projection.js';
  * effects (at most its `recentLimit`), caught up just before the check; two workflows racing on
  * the same content in the same instant can both pass (only the per-workflow check is serialized by the ledger).
  */
+/** Whether a tenant content window is on (0, the default: off): the read side keeps its content index only then. */
+export function tenantWindowOn(windowMs: number): boolean {
+  return windowMs > 0;
+}
+
 export function tenantContentIndex(readSide: OpenEffectsProjection, windowMs: number): TenantContentIndex | undefined {
-  if (windowMs <= 0) return undefined;
+  if (!tenantWindowOn(windowMs)) return undefined;
   return {
     async find(tenant, contentKey, excludeEffectId, now) {
       await readSide.catchUp();
