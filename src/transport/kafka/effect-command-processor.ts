@@ -2,7 +2,7 @@ import type { IHeaders } from 'kafkajs';
 import { asEffectdError, EffectdError } from '../../core/errors.js';
 import type { Caller, Gateway } from '../../gateway/gateway.js';
 import type { Ledger } from '../../ledger/ledger.port.js';
-import { decodeCommand, type CommandEnvelope } from '../wire/command-codec.js';
+import { decodeCommand, type CommandEnvelope, type DecodedCommand } from '../wire/command-codec.js';
 import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
 import { backoffMs, pauseWhile } from './backoff.js';
 import { authenticateCommand } from './command-credential.js';
@@ -47,18 +47,15 @@ export class EffectCommandProcessor {
   }
 
   async process(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
-    const sent: { by?: Caller } = {};
     try {
-      const verdict = await this.verdict(record, lease, sent);
-      return verdict.kind === 'dead-letter' && sent.by ? { ...verdict, sender: { tenant: sent.by.tenant, name: sent.by.name } } : verdict;
+      return await this.verdict(record, lease);
     } catch (error) {
       this.log(`effectd kafka: ${record.where} hit a defect: ${error instanceof Error ? error.stack : String(error)}`);
       return { kind: 'failed', error: asEffectdError(error) };
     }
   }
 
-  /** `sent.by` is set once the sender's credential is known. */
-  private async verdict(record: CommandRecord, lease: CommandLease, sent: { by?: Caller }): Promise<CommandVerdict> {
+  private async verdict(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
     const decoded = decodeCommand(record.value);
     const { envelope } = decoded;
     // Until the sender is known to be allowed its reply topic, refusals go to the outcomes topic only.
@@ -69,7 +66,14 @@ export class EffectCommandProcessor {
     } catch (error) {
       return this.settle(asEffectdError(error), toOutcomes);
     }
-    sent.by = caller;
+    const verdict = await this.callerVerdict(caller, decoded, record, lease, toOutcomes);
+    // Its credential is known from here on: a dead letter says who sent it.
+    return verdict.kind === 'dead-letter' ? { ...verdict, sender: { tenant: caller.tenant, name: caller.name } } : verdict;
+  }
+
+  /** The rest, for an authenticated sender: its reply topic checked, the command submitted through the gateway (retried while effectd cannot settle it). */
+  private async callerVerdict(caller: Caller, decoded: DecodedCommand, record: CommandRecord, lease: CommandLease, toOutcomes: Refuse): Promise<CommandVerdict> {
+    const { envelope } = decoded;
     const forbiddenReply = replyTopicRefusal(envelope.replyTopic, caller, this.topics);
     if (forbiddenReply) return this.settle(forbiddenReply, toOutcomes, 'forbidden_reply_topic');
     const refuse = refusalTo(envelope, record.key, envelope.replyTopic);
