@@ -36,19 +36,17 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
     timedOut = true;
     abort.abort();
   }, request.timeoutMs);
-  const failure = (error: NodeJS.ErrnoException, prefix = ''): DispatchResult => {
-    if (timedOut) return { kind: 'lost', error: `timeout after ${request.timeoutMs} ms`, latencyMs: elapsed() };
-    if (!prefix && (error.code === 'ECONNREFUSED' || error.code === 'ENOTFOUND')) return { kind: 'not-sent', error: error.code, latencyMs: elapsed() };
-    return { kind: 'lost', error: `${prefix}${socketCode(error)}`, latencyMs: elapsed() };
-  };
+  const lost = (error: string): DispatchResult => ({ kind: 'lost', error: timedOut ? `timeout after ${request.timeoutMs} ms` : error, latencyMs: elapsed() });
   const result = poolFor(url)
     .request({ path: url.pathname + url.search, method: request.method as Dispatcher.HttpMethod, headers, body: request.body ?? null, signal: abort.signal })
     .then(
       // Object.assign, not a spread: a spread adding members costs microseconds on Node 20 (see settle in src/core/fold.ts).
       async (res) => Object.assign({ kind: 'response' as const }, await responseOf(res), { latencyMs: elapsed() }),
-      (error: NodeJS.ErrnoException) => failure(error),
+      // No answer: only a connection that never opened proves the request never left.
+      (error: Thrown): DispatchResult => (!timedOut && (error.code === 'ECONNREFUSED' || error.code === 'ENOTFOUND') ? { kind: 'not-sent', error: error.code, latencyMs: elapsed() } : lost(socketCode(error))),
     )
-    .catch((error: NodeJS.ErrnoException) => failure(error, 'response broken: '));
+    // The answer's body broke off.
+    .catch((error: Thrown) => lost(`response broken: ${socketCode(error)}`));
   return result.then((answer) => {
     clearTimeout(timer);
     traced?.done(answer);
@@ -56,12 +54,19 @@ export function httpExchange(request: HttpRequest): Promise<DispatchResult> {
   });
 }
 
-/** An errno code when the socket gave one (undici wraps a closed socket as UND_ERR_SOCKET), else the message. */
-function socketCode(error: NodeJS.ErrnoException): string {
-  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
-  if (error.code && !error.code.startsWith('UND_ERR')) return error.code;
-  if (cause?.code && /^E[A-Z]+$/.test(cause.code)) return cause.code;
-  return error.code === 'UND_ERR_SOCKET' ? 'ECONNRESET' : error.message;
+/** What undici rejects with: a Node error (an errno or UND_ERR code, maybe a cause), or an abort's DOMException. */
+type Thrown = { code?: unknown; message?: unknown; cause?: unknown };
+
+/**
+ * An errno code when the socket gave one (undici wraps a closed socket as UND_ERR_SOCKET), else the
+ * message. A code need not be a string: an aborted request's DOMException has a number.
+ */
+function socketCode(error: Thrown): string {
+  const { code } = error;
+  const causeCode = (error.cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && !code.startsWith('UND_ERR')) return code;
+  if (typeof causeCode === 'string' && /^E[A-Z]+$/.test(causeCode)) return causeCode;
+  return code === 'UND_ERR_SOCKET' ? 'ECONNRESET' : String(error.message);
 }
 
 /** `user:password@` of a provider URL as a Basic authorization header (a header the provider's config sets wins). */
