@@ -1,4 +1,5 @@
 import { canonicalJson } from './canonical-json.js';
+import { CONTENT_HOLDING_STATUSES, TARGET_HOLDING_STATUSES } from './effect-lifecycle.js';
 import { effectStatus, type EffectState } from './effect-state.js';
 import { sha256Hex } from './identity.js';
 import type { CanonicalArgs } from './arg-fields.js';
@@ -15,8 +16,8 @@ export function contentKeyOf(tool: string, target: string, args: CanonicalArgs, 
   return `content-${sha256Hex(canonicalJson({ tool, target, fields: picked })).slice(0, 32)}`;
 }
 
-/** States in which a matching effect holds a new one back: it happened, or it may have. */
-const HOLDING = new Set(['committed', 'dispatching', 'unknown', 'escalated', 'terminal_failure', 'declared']);
+/** A matching effect holds a new one back when it happened, or may have (the lifecycle table's holdsContent). */
+const HOLDING = CONTENT_HOLDING_STATUSES;
 
 /**
  * The effect of the same content that holds a new step back, preferring one that is done.
@@ -39,11 +40,11 @@ export function holdsBack(effect: EffectState, now: number): boolean {
 }
 
 /**
- * While an effect on a tool + target may have happened and is not settled (in flight, unknown,
- * escalated, or a poisoned key with a human), "do not start another X for Y" is the rule: a new
- * effect on the same target waits, whatever its arguments (a model's "repair" with another amount).
+ * While an effect on a tool + target may have happened and is not settled (the lifecycle table's
+ * holdsTarget), "do not start another X for Y" is the rule: a new effect on the same target waits,
+ * whatever its arguments (a model's "repair" with another amount).
  */
-const TARGET_HOLDING = new Set(['dispatching', 'unknown', 'escalated', 'terminal_failure']);
+const TARGET_HOLDING = TARGET_HOLDING_STATUSES;
 
 export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number): EffectState | undefined {
   for (const effect of effects) if (effect.effectId !== excludeEffectId && holdsTarget(effect, now)) return effect;

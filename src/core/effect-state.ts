@@ -1,9 +1,8 @@
 import type { AttemptFinished, AttemptStarted, EffectDeclared, EffectEvent, ReconciliationChecked } from './events.js';
 
+import { LIFECYCLE } from './effect-lifecycle.js';
 import type { EffectStatus } from './effect-status.js';
 export type { EffectStatus };
-
-export const SETTLED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect', 'terminal_failure']);
 
 export interface AttemptRecord {
   started: AttemptStarted;
@@ -58,8 +57,8 @@ export function unhandledDuplicates(effect: EffectState): string[] {
  * effectd has nothing left to try (`stillLooking`: its reconciler still looks it up).
  */
 export function needsHuman(effect: EffectState, now: number, stillLooking = false): boolean {
-  const status = effectStatus(effect, now);
-  return status === 'escalated' || (status === 'terminal_failure' && !stillLooking) || unhandledDuplicates(effect).length > 0;
+  const { human } = LIFECYCLE[effectStatus(effect, now)];
+  return human === 'yes' || (human === 'when-no-lookup-left' && !stillLooking) || unhandledDuplicates(effect).length > 0;
 }
 
 export function currentAttempt(effect: EffectState): AttemptRecord | undefined {

@@ -1,6 +1,7 @@
 import { IllegalTransitionError } from './errors.js';
 import { PersistentMap } from './persistent-map.js';
-import { currentAttempt, effectStatus, SETTLED, type EffectState } from './effect-state.js';
+import { acceptsEvent, statusesAccepting } from './effect-lifecycle.js';
+import { currentAttempt, effectStatus, type EffectState } from './effect-state.js';
 import type { SagaState } from './saga/saga-events.js';
 import { isEffectEvent, type DecisionRecorded, type EffectEvent, type LedgerEvent, type WorkflowEvent } from './events.js';
 
@@ -80,7 +81,10 @@ function evolveWorkflow(decided: (step: string) => boolean, decisions: Map<strin
   }
 }
 
-/** Applies one event to one effect, enforcing the transition rules of docs/design.md. */
+/**
+ * Applies one event to one effect. The lifecycle table (effect-lifecycle.ts) says which events a
+ * status accepts at all; each case below then checks what is particular to that event.
+ */
 export function evolveEffect(effect: EffectState | undefined, event: EffectEvent): EffectState {
   if (event.type === 'EffectDeclared') {
     if (effect) throw new IllegalTransitionError(event.effectId, effect.recordedStatus, event.type, 'already declared');
@@ -92,17 +96,17 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
   const reject = (why: string): never => {
     throw new IllegalTransitionError(event.effectId, from, event.type, why);
   };
+  if (!acceptsEvent(from, event.type)) reject(`${event.type} is accepted only when the effect is ${statusesAccepting(event.type).join(', ') || 'new'}`);
   const next: EffectState = { ...effect, lastEventAt: event.at, log: [...effect.log, event] };
 
   switch (event.type) {
     case 'EffectHeld': {
-      if (from !== 'declared' || effect.attempts.length > 0) reject('only a new, never dispatched effect is held');
+      if (effect.attempts.length > 0) reject('only a new, never dispatched effect is held');
       next.recordedStatus = 'held';
       next.heldBy = { effectId: event.matchedEffectId, step: event.matchedStep, scope: event.scope, basis: event.basis ?? 'content', ...(event.matchedWorkflowId ? { workflowId: event.matchedWorkflowId } : {}) };
       return next;
     }
     case 'EffectReleased': {
-      if (from !== 'held') reject('only a held effect is released');
       next.recordedStatus = 'declared';
       next.heldBy = undefined;
       next.releasedBy = event.releasedBy;
@@ -117,8 +121,6 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
         if (!previous || previous.started.providerKey === null) reject('no provider key to retry with');
         if (previous!.started.providerKey !== event.providerKey) reject('an unknown effect is never re-sent with a new key');
         if (previous!.started.keyExpiresAt === null || event.at >= previous!.started.keyExpiresAt) reject('the provider key has expired');
-      } else if (from !== 'declared') {
-        reject(from === 'dispatching' ? 'a live claim is held by another attempt' : 'only a declared or unknown effect can be dispatched');
       }
       next.recordedStatus = 'dispatching';
       next.attempts = [...effect.attempts, { started: event }];
@@ -130,7 +132,6 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       const attempt = effect.attempts[index];
       if (!attempt) reject(`attempt ${event.attempt} was never started`);
       if (attempt!.finished) reject(`attempt ${event.attempt} already finished`);
-      if (SETTLED.has(from) || from === 'escalated') reject('the effect is already settled or with a human');
       next.attempts = effect.attempts.map((a, i) => (i === index ? Object.assign({}, a, { finished: event }) : a));
       const isCurrent = index === effect.attempts.length - 1;
       if (event.outcome === 'committed') return settle(next, 'committed', event.at, event.receipt, event.reason);
@@ -155,7 +156,6 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
     }
     case 'ReconciliationChecked': {
       // A poisoned key (terminal_failure) stops resends, not lookups: a lookup is a safe read.
-      if (from !== 'unknown' && from !== 'escalated' && from !== 'terminal_failure') reject('only an unknown, escalated or terminal effect is reconciled');
       if (from === 'terminal_failure' && event.verdict === 'not_committed') reject('a stored failure may hide a commit: only a human proves it absent');
       next.checks = [...effect.checks, event];
       next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
@@ -165,7 +165,6 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       return next;
     }
     case 'EffectEscalated': {
-      if (from !== 'unknown') reject('only an unknown effect is escalated');
       next.recordedStatus = 'escalated';
       next.unknownSince ??= currentAttempt(effect)?.started.leaseUntil ?? event.at;
       next.reason = event.reason;
@@ -173,7 +172,7 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
     }
     case 'DuplicateDetected':
     case 'ResendAudited': {
-      if (from !== 'committed' || effect.audit) reject('only a committed effect is audited for duplicates, once');
+      if (effect.audit) reject('a committed effect is audited for duplicates once');
       next.audit = event.type === 'DuplicateDetected' ? { verdict: 'duplicates', at: event.at, receipts: event.receipts, handled: {} } : { verdict: event.verdict, at: event.at };
       return next;
     }
@@ -186,7 +185,6 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       return next;
     }
     case 'EffectResolved': {
-      if (from !== 'escalated' && from !== 'terminal_failure' && from !== 'unknown') reject('only an escalated, terminal or unknown effect is resolved by a human');
       next.resolvedBy = event.resolvedBy;
       return settle(next, event.outcome, event.at, event.receipt, event.reason);
     }

@@ -1,3 +1,4 @@
+import { OPEN_STATUSES } from '../core/effect-lifecycle.js';
 import type { AgentOutcome } from '../core/agent-outcome.js';
 import { answerBudgetSettings, resolveAnswerBudget, type AnswerBudgetSettings } from '../core/answer-budget.js';
 import { effectStatus, needsHuman, unhandledDuplicates, unknownSinceAt, type EffectState } from '../core/effect-state.js';
@@ -64,7 +65,7 @@ export interface Submitted {
 }
 
 /** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
-const OPEN_STATES: ReadonlySet<string> = new Set(['declared', 'dispatching', 'unknown', 'escalated', 'terminal_failure', 'held']);
+const OPEN_STATES: ReadonlySet<string> = OPEN_STATUSES;
 
 /**
  * The application layer: every use case, for every front door (HTTP, Kafka, MCP, CLI). It takes an

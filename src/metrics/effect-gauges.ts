@@ -1,3 +1,4 @@
+import { EFFECT_STATUSES, HUMAN_STATUSES, UNKNOWN_CLOCK_STATUSES } from '../core/effect-lifecycle.js';
 import { effectStatus, unknownSinceAt, type EffectState, type EffectStatus } from '../core/effect-state.js';
 
 /** What the ledger says right now, shaped for gauges: counts and ages per tool, never per effect. */
@@ -9,9 +10,9 @@ export interface EffectGauges {
   oldestUnknownSeconds: { tool: string; seconds: number }[];
 }
 
-const HUMAN: ReadonlySet<EffectStatus> = new Set(['escalated', 'terminal_failure']);
-const STATES: readonly EffectStatus[] = ['declared', 'dispatching', 'committed', 'failed_before_effect', 'terminal_failure', 'unknown', 'escalated', 'held'];
-const UNSETTLED_UNKNOWN: ReadonlySet<EffectStatus> = new Set(['unknown', 'escalated']);
+const HUMAN = HUMAN_STATUSES;
+const STATES: readonly EffectStatus[] = EFFECT_STATUSES;
+const UNSETTLED_UNKNOWN = UNKNOWN_CLOCK_STATUSES;
 
 /**
  * `effects` are those whose state can still change (the open ones); `settled` counts the effects

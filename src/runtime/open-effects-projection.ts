@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
+import { OPEN_STATUSES } from '../core/effect-lifecycle.js';
 import { isEffectEvent, type LedgerEvent } from '../core/events.js';
 import { evolveEffect, type WorkflowState } from '../core/fold.js';
 import { NO_STREAM, type Ledger } from '../ledger/ledger.port.js';
@@ -38,7 +39,6 @@ interface Snapshot {
 }
 
 const PAGE = 5_000;
-const CLOSED: ReadonlySet<EffectStatus> = new Set(['committed', 'failed_before_effect']);
 export const DEFAULT_RECENT_EFFECTS = 10_000;
 
 /**
@@ -263,7 +263,7 @@ export class OpenEffectsProjection {
 
 /** Settled, audited if it went through a resend, and no duplicate waiting for an operator: nothing will move it again. */
 function closedForGood(state: EffectState): boolean {
-  return CLOSED.has(state.recordedStatus) && !needsAudit(state) && unhandledDuplicates(state).length === 0;
+  return !OPEN_STATUSES.has(state.recordedStatus) && !needsAudit(state) && unhandledDuplicates(state).length === 0;
 }
 
 /** The index of each effect's last event in `events`. */

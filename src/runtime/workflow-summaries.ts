@@ -1,3 +1,4 @@
+import { IN_PROGRESS_STATUSES } from '../core/effect-lifecycle.js';
 import { effectStatus, needsHuman, type EffectState, type EffectStatus } from '../core/effect-state.js';
 
 /** One workflow as a list row: where its effects stand and whether a human is needed. */
@@ -9,13 +10,13 @@ export interface WorkflowSummary {
   tools: string[];
   /** Some effect is escalated, terminal or a duplicate nobody dealt with: only an operator moves it. */
   needsOperator: boolean;
-  /** Some effect is unknown or in flight. */
+  /** Some effect is still moved by effectd itself (the lifecycle table's inProgress: declared, held, in flight, unknown). */
   open: boolean;
   firstEventAt: string;
   lastEventAt: string;
 }
 
-const OPEN: ReadonlySet<EffectStatus> = new Set(['unknown', 'dispatching', 'declared', 'held']);
+const OPEN = IN_PROGRESS_STATUSES;
 
 /** Groups effects into workflows, most recently active first. */
 export function summarizeWorkflows(effects: Iterable<EffectState>, now: number, stillLooking: (effect: EffectState, now: number) => boolean = () => false): WorkflowSummary[] {

@@ -24,11 +24,12 @@ describe('effect gauges (what /metrics computes from the ledger)', () => {
 
   it('counts by tool and state, gives explicit zeros for nothing waiting, and the age of the oldest unknown per tool', () => {
     const g = effectGauges(effects, NOW);
+    // In the lifecycle table's order of statuses.
     expect(g.byToolAndState.filter((r) => r.count > 0)).toEqual([
-      { tool: 'payments.charge', state: 'committed', count: 2 },
       { tool: 'payments.charge', state: 'unknown', count: 2 },
-      { tool: 'weak.notify', state: 'terminal_failure', count: 1 },
+      { tool: 'payments.charge', state: 'committed', count: 2 },
       { tool: 'weak.notify', state: 'escalated', count: 1 },
+      { tool: 'weak.notify', state: 'terminal_failure', count: 1 },
     ]);
     // Every state of every tool seen is a series, 0 when empty: "no unknowns" is a 0, not a gap.
     expect(g.byToolAndState).toHaveLength(2 * 8);

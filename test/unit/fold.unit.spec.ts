@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { effectStatus, SETTLED } from '../../src/core/effect-state.js';
+import { effectStatus } from '../../src/core/effect-state.js';
+import { SETTLED_STATUSES as SETTLED } from '../../src/core/effect-lifecycle.js';
 import { isEffectdError } from '../../src/core/errors.js';
 import type { EffectEvent as LedgerEvent } from '../../src/core/events.js';
 import { evolveEffect, foldWorkflow, type WorkflowState } from '../../src/core/fold.js';
@@ -100,7 +101,7 @@ describe('the fold', () => {
 
   it('rejects illegal transitions with a typed error', () => {
     const base = [declared(E), started(E, 1, 1_100)];
-    expect(() => foldWorkflow([...base, started(E, 2, 1_200)])).toThrow(/live claim/);
+    expect(() => foldWorkflow([...base, started(E, 2, 1_200)])).toThrow(/AttemptStarted is accepted only when the effect is declared, unknown/);
     // An unknown effect is never re-sent with another key, nor after its key expired.
     const lost = [...base, finished(E, 1, 1_200, 'unknown')];
     expect(() => foldWorkflow([...lost, started(E, 2, 1_300, { providerKey: 'efd-other' })])).toThrow(/new key/);

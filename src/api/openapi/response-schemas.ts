@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ledgerEvent } from '../../core/events.js';
+import { EFFECT_STATUSES } from '../../core/effect-lifecycle.js';
 
 /**
  * What effectd answers over HTTP, as zod schemas: the OpenAPI document's response bodies. The
@@ -9,7 +10,7 @@ import { ledgerEvent } from '../../core/events.js';
 
 const isoTime = (what: string) => z.iso.datetime().meta({ description: what });
 
-export const effectStatusSchema = z.enum(['declared', 'dispatching', 'committed', 'failed_before_effect', 'terminal_failure', 'unknown', 'escalated', 'held'])
+export const effectStatusSchema = z.enum(EFFECT_STATUSES)
   .meta({ description: 'Where the effect stands in the ledger. `unknown` is a pending fact (being checked), not a failure; `held` is a new step whose content matches an effect that is done or still open.' });
 
 export const agentStatusSchema = z.enum(['done', 'not_done', 'unknown'])

@@ -1,4 +1,5 @@
 import { doublingDelayMs } from '../backoff.js';
+import { COMPENSATE_STATUSES } from '../effect-lifecycle.js';
 import { effectStatus, settledNeverSent, type EffectState, type EffectStatus } from '../effect-state.js';
 import type { WorkflowState } from '../fold.js';
 import { compensationStepKey, type Receipts, type SagaDefinition } from './saga-definition.js';
@@ -12,7 +13,8 @@ export type SagaDecision =
   | { kind: 'finish'; outcome: 'completed' | 'compensated' | 'compensation_failed'; reason: string }
   | { kind: 'finished' };
 
-const PROVEN_FAILURE = new Set(['failed_before_effect', 'terminal_failure']);
+/** A step in one of these statuses makes the saga compensate (the lifecycle table's saga column). */
+const PROVEN_FAILURE: ReadonlySet<string> = COMPENSATE_STATUSES;
 
 /**
  * A compensation whose request never left (its provider refused the connection) is sent again as a
