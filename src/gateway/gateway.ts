@@ -9,12 +9,10 @@ import type { EffectAddress } from '../core/identity.js';
 import { workflowStream } from '../core/streams.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import type { CredentialBook } from '../runtime/credentials.js';
-import { decideReconcile } from '../core/reconcile-decision.js';
 import { fillJson } from '../providers/templates.js';
-import { reconcilePolicy } from '../shell/reconciler.js';
 import { describeEvent } from '../runtime/timeline.js';
 import { summarizeWorkflows } from '../runtime/workflow-summaries.js';
-import type { EffectShell, Disposition, PreparedCommand, ShellAnswer } from '../shell/effect-shell.js';
+import type { Disposition, ShellPort } from '../shell/shell-port.js';
 import { sagaNameOf, sagaOutcome } from '../shell/saga-outcome.js';
 import type { SagaRegistry } from '../shell/saga-registry.js';
 import type { SagaRunner, SagaView } from '../shell/saga-runner.js';
@@ -39,7 +37,7 @@ export interface EffectIndex {
 }
 
 export interface GatewayParts {
-  shell: EffectShell;
+  shell: ShellPort;
   sagaRunner: SagaRunner;
   sagas: SagaRegistry;
   credentials: CredentialBook;
@@ -106,32 +104,10 @@ export class Gateway {
     const sagaName = typeof command.tool === 'string' ? sagaNameOf(command.tool) : undefined;
     if (sagaName !== undefined) return this.submitSaga(caller, tenant, sagaName, command);
     const prepared = this.parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
-    const answer = await this.parts.shell.run(prepared);
+    const budget = resolveAnswerBudget(prepared.tool.spec, this.budget, options.waitMs);
+    const answer = await this.parts.shell.submit(prepared, budget.ms);
     // Object.assign, not a spread: a spread adding `address` costs microseconds on Node 20 (see settle in src/core/fold.ts).
-    return Object.assign({}, await this.settleInline(prepared, answer, options.waitMs), { address: prepared.address });
-  }
-
-  /**
-   * After a lost reply, the answer waits within its budget while reconciliation settles the effect
-   * (docs/inline-settle.md): `done` or a proven `not_done` on the first call when the truth comes
-   * in time, else `unknown` as before. An answer that is not `unknown` never waits.
-   */
-  private async settleInline(prepared: PreparedCommand, answer: ShellAnswer, waitMs: number | undefined): Promise<Omit<Submitted, 'address'>> {
-    const budget = resolveAnswerBudget(prepared.tool.spec, this.budget, waitMs);
-    const applied = budget.requested ? { waitApplied: budget.ms } : {};
-    if (answer.outcome.status !== 'unknown' || answer.disposition === 'held' || budget.ms === 0) return { ...answer, ...applied };
-    const { settler, core } = this.parts.shell;
-    const effect = (await core.read(prepared.stream)).effects.get(prepared.effectId);
-    const ownDispatch = answer.disposition === 'dispatched';
-    if (!effect || !settler.worthWaiting(effect, ownDispatch)) return { ...answer, ...applied };
-    try {
-      const { outcome, waitedMs } = await settler.settle(prepared.stream, prepared.effectId, budget.ms, ownDispatch);
-      return { outcome: { ...outcome, waitedMs }, disposition: outcome.status === 'unknown' ? answer.disposition : 'reconciled', ...applied };
-    } catch (error) {
-      // The lost reply is recorded as unknown and the background reconciler settles it: that answer stands.
-      console.error(`effectd inline settle: ${prepared.effectId}: ${(error as Error).message}`);
-      return { ...answer, ...applied };
-    }
+    return Object.assign({}, answer, budget.requested ? { waitApplied: budget.ms } : {}, { address: prepared.address });
   }
 
   private async submitSaga(caller: Caller, tenant: string, name: string, command: Record<string, unknown>): Promise<Submitted> {
@@ -234,7 +210,7 @@ export class Gateway {
     const tenant = tenantOf(caller, tenantQuery);
     workflowId = this.workflowId(workflowId);
     const stream = workflowStream(tenant, workflowId);
-    const state = await this.parts.shell.core.read(stream);
+    const state = await this.parts.shell.read(stream);
     if (state.revision < 0) throw new EffectdError('not_found', `no workflow ${workflowId} for tenant ${tenant}`, { workflowId, tenant });
     // The one answer that is the whole stream: read it as recorded, with revisions and positions.
     const recorded = await this.parts.ledger.readStream(stream);
@@ -262,7 +238,7 @@ export class Gateway {
     if (!parsed.success) throw invalidCommand('invalid decision', parsed.error.issues);
     const { tenant, ...input } = parsed.data;
     const id = this.workflowId(workflowId);
-    const result = await this.parts.shell.journal.decide(tenantOf(caller, tenant), id, input, caller.name);
+    const result = await this.parts.shell.decide(tenantOf(caller, tenant), id, input, caller.name);
     return { replayed: result.replayed, decision: decisionView(result.decision) };
   }
 
@@ -296,7 +272,7 @@ export class Gateway {
     if (!parsed.success) throw invalidCommand('invalid resolution', parsed.error.issues);
     const effect = await this.visibleEffect(caller, effectId);
     const { outcome, receipt, reason } = parsed.data;
-    const resolved = await this.parts.shell.operators.resolve(effect, { resolvedBy: caller.name, outcome: outcome === 'committed' ? 'committed' : 'failed_before_effect', reason, ...(receipt ? { receipt } : {}) });
+    const resolved = await this.parts.shell.resolve(effect, { resolvedBy: caller.name, outcome: outcome === 'committed' ? 'committed' : 'failed_before_effect', reason, ...(receipt ? { receipt } : {}) });
     return this.detailed(resolved);
   }
 
@@ -305,7 +281,7 @@ export class Gateway {
     this.operatorOnly(caller, 'release a held effect');
     const parsed = releaseInput.safeParse(body ?? {});
     if (!parsed.success) throw invalidCommand('invalid release', parsed.error.issues);
-    const answer = await this.parts.shell.operators.release(await this.visibleEffect(caller, effectId), caller.name, parsed.data.reason);
+    const answer = await this.parts.shell.release(await this.visibleEffect(caller, effectId), caller.name, parsed.data.reason);
     return answer.outcome;
   }
 
@@ -324,7 +300,7 @@ export class Gateway {
     const { action, reason } = parsed.data;
     let compensationEffectId: string | undefined;
     if (action === 'compensate') {
-      const undo = this.parts.shell.core.deps.tools.get(effect.declared.tool)?.spec.undo;
+      const undo = this.parts.shell.tool(effect.declared.tool)?.spec.undo;
       if (!undo) throw new EffectdError('invalid_command', `tool ${effect.declared.tool} declares no undo: compensate ${receipt} at the provider by hand, then record it with "action": "keep" and what you did`, { tool: effect.declared.tool });
       const { declared } = effect;
       const undone = await this.parts.shell.execute(
@@ -334,20 +310,19 @@ export class Gateway {
       if (undone.outcome.status === 'not_done') throw new EffectdError('illegal_transition', `the undo of ${receipt} did not happen: ${undone.outcome.message}`, { effectId, receipt, undo: undone.outcome });
       compensationEffectId = undone.outcome.effectId;
     }
-    const handled = await this.parts.shell.operators.handleDuplicate(effect, { receipt, action: action === 'compensate' ? 'compensated' : 'kept', handledBy: caller.name, reason, ...(compensationEffectId ? { compensationEffectId } : {}) });
+    const handled = await this.parts.shell.handleDuplicate(effect, { receipt, action: action === 'compensate' ? 'compensated' : 'kept', handledBy: caller.name, reason, ...(compensationEffectId ? { compensationEffectId } : {}) });
     return this.detailed(handled);
   }
 
   /** An effect's outcome read back, as the shell answers it (a held one with the state of what it was held against). */
   private recorded(effect: EffectState, find: (effectId: string) => EffectState | undefined): AgentOutcome {
     const matched = effect.heldBy ? find(effect.heldBy.effectId) : undefined;
-    return this.parts.shell.core.answer(effect, true, matched);
+    return this.parts.shell.answer(effect, true, matched);
   }
 
   /** The reconciler still has a step to take for it (a poisoned key is looked up through its settle window). */
   private stillLooking(effect: EffectState, now: number): boolean {
-    const tool = this.parts.shell.core.deps.tools.get(effect.declared.tool);
-    return tool !== undefined && decideReconcile(effect, now, reconcilePolicy(tool)).kind !== 'none';
+    return this.parts.shell.stillLooking(effect, now);
   }
 
   private operatorOnly(caller: Caller, what: string): void {
@@ -361,12 +336,12 @@ export class Gateway {
   }
 
   private state(caller: Caller, workflowId: string, tenant?: string): Promise<WorkflowState> {
-    return this.parts.shell.core.read(workflowStream(tenantOf(caller, tenant), this.workflowId(workflowId)));
+    return this.parts.shell.read(workflowStream(tenantOf(caller, tenant), this.workflowId(workflowId)));
   }
 
   private async visibleEffect(caller: Caller, effectId: string): Promise<EffectState> {
     const stream = await this.parts.effects.locate(effectId);
-    const effect = stream ? (await this.parts.shell.core.read(stream)).effects.get(effectId) : undefined;
+    const effect = stream ? (await this.parts.shell.read(stream)).effects.get(effectId) : undefined;
     if (!effect) throw new EffectdError('not_found', `no effect ${effectId}`, { effectId });
     if (!canSeeTenant(caller, effect.declared.tenant)) throw new EffectdError('forbidden', `effect ${effectId} belongs to another tenant`, { effectId });
     return effect;
@@ -380,7 +355,7 @@ export class Gateway {
 
   private async matched(effect: EffectState): Promise<EffectState | undefined> {
     const by = effect.heldBy!;
-    return (await this.parts.shell.core.read(workflowStream(effect.declared.tenant, by.workflowId ?? effect.declared.workflowId))).effects.get(by.effectId);
+    return (await this.parts.shell.read(workflowStream(effect.declared.tenant, by.workflowId ?? effect.declared.workflowId))).effects.get(by.effectId);
   }
 
   private view(effect: EffectState, matched?: EffectState) {
@@ -392,7 +367,7 @@ export class Gateway {
       tenant, workflowId, step, slot, declaredBy: principal, ...(onBehalfOf ? { onBehalfOf } : {}), attempts: effect.attempts.length,
       ...(effect.unknownSince !== undefined ? { unknownSince: new Date(effect.unknownSince).toISOString() } : {}),
       ...(effect.resolvedBy ? { resolvedBy: effect.resolvedBy } : {}),
-      ...(effect.audit?.verdict === 'duplicates' ? { duplicates: duplicatesView(effect, this.parts.shell.core.deps.tools.get(effect.declared.tool)?.spec.undo?.tool) } : {}),
+      ...(effect.audit?.verdict === 'duplicates' ? { duplicates: duplicatesView(effect, this.parts.shell.tool(effect.declared.tool)?.spec.undo?.tool) } : {}),
     };
   }
 }

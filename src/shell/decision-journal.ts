@@ -6,12 +6,8 @@ import { workflowStream } from '../core/streams.js';
 import type { PreparedEffect, ShellCore } from './shell-core.js';
 import type { Decision } from './workflow-store.js';
 
-export interface DecisionInput {
-  step: string;
-  tool: string;
-  args: Record<string, unknown>;
-  decidedBy?: string;
-}
+import type { DecisionInput } from './shell-port.js';
+export type { DecisionInput };
 
 /**
  * The model's decisions, journaled in the workflow stream before anything acts on them. A step is

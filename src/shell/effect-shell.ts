@@ -13,26 +13,17 @@ import { ATTR, currentTraceparent, effectAttributes, inSpan, SPAN, SpanKind } fr
 import { DecisionJournal } from './decision-journal.js';
 import { InlineSettler } from './inline-settle.js';
 import { OperatorActions } from './operator-actions.js';
-import { Reconciler } from './reconciler.js';
+import { Reconciler, reconcilePolicy } from './reconciler.js';
+import { decideReconcile } from '../core/reconcile-decision.js';
+import type { AgentOutcome } from '../core/agent-outcome.js';
+import type { Tool } from '../providers/tool-registry.js';
 import { ShellCore, type PreparedEffect, type ShellAnswer, type ShellDeps } from './shell-core.js';
 import type { Decision } from './workflow-store.js';
 
 export type { Dispatcher, Disposition, Looker, ShellAnswer, ShellDeps } from './shell-core.js';
 
-/** A command checked against its tool: everything the shell needs, nothing persisted yet. */
-export interface PreparedCommand extends PreparedEffect {
-  command: EffectCommand;
-  address: EffectAddress;
-}
-
-/** Who an effect is declared for and by: the tenant and actor come from authentication, never from the payload. */
-export interface Actor {
-  tenant: string;
-  /** The authenticated credential's name (or effectd's own, for saga steps). */
-  actor: string;
-  /** A payload's "principal": kept as a labelled claim, never as the actor. */
-  onBehalfOf?: string;
-}
+import type { Actor, DecisionInput, DuplicateHandling, PreparedCommand, Resolution, ShellPort } from './shell-port.js';
+export type { Actor, PreparedCommand } from './shell-port.js';
 
 /** Where one round of the shell's decisions leaves an effect. */
 type Round =
@@ -60,7 +51,7 @@ const MAX_ROUNDS = 4;
  * The deterministic shell (docs/design.md): fold → replay / conflict / back off / reconcile-first →
  * claim with the expected revision → dispatch once with the provider key → record before replying.
  */
-export class EffectShell {
+export class EffectShell implements ShellPort {
   readonly core: ShellCore;
   readonly reconciler: Reconciler;
   /** After a lost reply: the answer waits, within its budget, for reconciliation to settle it. */
@@ -121,6 +112,68 @@ export class EffectShell {
   }
 
   /**
+   * After a lost reply, the answer waits within its budget while reconciliation settles the effect
+   * (docs/inline-settle.md): `done` or a proven `not_done` on the first call when the truth comes
+   * in time, else `unknown` as before. An answer that is not `unknown` never waits.
+   */
+  async submit(effect: PreparedCommand, budgetMs: number): Promise<ShellAnswer> {
+    const answer = await this.run(effect);
+    if (answer.outcome.status !== 'unknown' || answer.disposition === 'held' || budgetMs === 0) return answer;
+    const current = (await this.core.read(effect.stream)).effects.get(effect.effectId);
+    const ownDispatch = answer.disposition === 'dispatched';
+    if (!current || !this.settler.worthWaiting(current, ownDispatch)) return answer;
+    try {
+      const { outcome, waitedMs } = await this.settler.settle(effect.stream, effect.effectId, budgetMs, ownDispatch);
+      return { outcome: { ...outcome, waitedMs }, disposition: outcome.status === 'unknown' ? answer.disposition : 'reconciled' };
+    } catch (error) {
+      // The lost reply is recorded as unknown and the background reconciler settles it: that answer stands.
+      console.error(`effectd inline settle: ${effect.effectId}: ${(error as Error).message}`);
+      return answer;
+    }
+  }
+
+  decide(tenant: string, workflowId: string, input: DecisionInput, recordedBy: string) {
+    return this.journal.decide(tenant, workflowId, input, recordedBy);
+  }
+
+  resolve(effect: EffectState, resolution: Resolution): Promise<EffectState> {
+    return this.operators.resolve(effect, resolution);
+  }
+
+  release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer> {
+    return this.operators.release(effect, releasedBy, reason);
+  }
+
+  handleDuplicate(effect: EffectState, handling: DuplicateHandling): Promise<EffectState> {
+    return this.operators.handleDuplicate(effect, handling);
+  }
+
+  read(stream: string): Promise<WorkflowState> {
+    return this.core.read(stream);
+  }
+
+  tool(name: string): Tool | undefined {
+    return this.core.deps.tools.get(name);
+  }
+
+  tools(): readonly Tool[] {
+    return this.core.deps.tools.list();
+  }
+
+  answer(effect: EffectState, replayed: boolean, matched?: EffectState): AgentOutcome {
+    return this.core.answer(effect, replayed, matched);
+  }
+
+  stillLooking(effect: EffectState, now: number): boolean {
+    const tool = this.tool(effect.declared.tool);
+    return tool !== undefined && decideReconcile(effect, now, reconcilePolicy(tool)).kind !== 'none';
+  }
+
+  now(): number {
+    return this.core.now();
+  }
+
+  /**
    * Takes the effect as far as it goes now. Each round is one decision on the workflow's state
    * (through the store, which re-decides on a lost race); a round ends in an answer, a claim to
    * dispatch, or reconcile-first, after which the next round decides on what reconciliation found.
@@ -129,7 +182,7 @@ export class EffectShell {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const next = await inSpan(SPAN.declare, SpanKind.INTERNAL, async (span) => {
         span?.setAttributes(effectAttributes(effect.effectId, effect.tool.name));
-        const decided = await this.core.update(effect.stream, (workflow) => this.decide(effect, workflow)).catch((error: unknown) => {
+        const decided = await this.core.update(effect.stream, (workflow) => this.decideRound(effect, workflow)).catch((error: unknown) => {
           // Counted here, once, not in the decision (which the store may take more than once).
           if (isEffectdError(error, 'intent_conflict') && (error as EffectdError).details?.['recordedDigest'] !== undefined) this.core.metrics.rejected('intent_conflict');
           throw error;
@@ -156,7 +209,7 @@ export class EffectShell {
     throw new EffectdError('internal', `effect ${effect.effectId}: no answer after ${MAX_ROUNDS} rounds of decisions; this is a defect`, { effectId: effect.effectId });
   }
 
-  private async decide(effect: PreparedCommand, workflow: WorkflowState): Promise<Decision<Round>> {
+  private async decideRound(effect: PreparedCommand, workflow: WorkflowState): Promise<Decision<Round>> {
     const { core } = this;
     this.journal.check(effect, workflow);
     const current = workflow.effects.get(effect.effectId);

@@ -4,7 +4,8 @@ import type { AttemptStarted, DuplicateHandled, EffectReleased, EffectResolved }
 import { workflowStream } from '../core/streams.js';
 import { accepts, type ShellAnswer, type ShellCore } from './shell-core.js';
 
-export type Resolution = Pick<EffectResolved, 'resolvedBy' | 'outcome' | 'reason'> & { receipt?: string };
+import type { Resolution } from './shell-port.js';
+export type { Resolution };
 
 /** What only an operator does; each action is an event naming who did it. */
 export class OperatorActions {

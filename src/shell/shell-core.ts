@@ -13,6 +13,7 @@ import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, 
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
 import { attemptAttributes, classificationAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
+import type { ShellAnswer } from './shell-port.js';
 // A cycle (reconciler.ts imports this file) that is safe: reconcilePolicy is a function declaration, called only at run time.
 import { reconcilePolicy } from './reconciler.js';
 
@@ -40,13 +41,7 @@ export interface TenantContentIndex {
   find(tenant: string, contentKey: string, excludeEffectId: string, now: number): Promise<{ effect: EffectState; stream: string } | undefined>;
 }
 
-/** How the shell handled a command, for transports that map it to a status code. */
-export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight' | 'held-unknown' | 'held';
-
-export interface ShellAnswer {
-  outcome: AgentOutcome;
-  disposition: Disposition;
-}
+export type { Disposition, ShellAnswer } from './shell-port.js';
 
 /** An effect's declaration and tool: what claiming and dispatching it needs. */
 export interface PreparedEffect {
