@@ -16,7 +16,7 @@ import { NO_STREAM } from '../src/ledger/ledger.port.js';
 import { GroupCommitLedger } from '../src/ledger/group-commit-ledger.js';
 import { PostgresLedger } from '../src/ledger/postgres-ledger.js';
 import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
-import { loadConfig } from '../src/providers/config-loader.js';
+import { loadConfig } from '../src/config/config-loader.js';
 import { httpExchange } from '../src/providers/http-exchange.js';
 import { buildRequest } from '../src/providers/http-provider.js';
 import { ToolRegistry } from '../src/providers/tool-registry.js';

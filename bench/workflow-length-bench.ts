@@ -26,7 +26,7 @@ import { latencySummary } from '../src/bench/scoring.js';
 import { spawnEffectdProcess, type EffectdProcess } from '../src/harness/effectd-process.js';
 import { spawnSimulator, type SimulatorProcess } from '../src/harness/simulator-process.js';
 import { writeFastPaymentsConfig } from '../src/harness/tool-config-files.js';
-import { packageRoot } from '../src/providers/config-loader.js';
+import { packageRoot } from '../src/shared/package-root.js';
 import { pgScalar } from '../src/bench/pg-scalar.js';
 
 const USAGE = `Usage: npm run bench:workflow-length -- [options]

@@ -1,13 +1,12 @@
 // effectd operator console: sign in with a token, watch workflows, settle what only a human can.
 import { api, ApiError, enc, session } from './api.js';
 import { ago, clear, clock, duration, h, stateBadge, STATE_LABEL } from './dom.js';
+import { closed, HUMAN, learnLifecycle, RELEASABLE, RESOLVABLE } from './lifecycle.js';
 import { sagaPicture } from './saga.js';
 import { LEGEND, workflowPicture } from './timeline.js';
 
 const REFRESH_MS = 4_000;
 const root = document.getElementById('app');
-const HUMAN = new Set(['escalated', 'terminal_failure']);
-const RESOLVABLE = new Set(['escalated', 'terminal_failure', 'unknown']);
 // The side lists show the newest this many; the pill and a line under the list give the real totals.
 const QUEUE_LIMIT = 200;
 const WORKFLOWS_LIMIT = 60;
@@ -30,7 +29,10 @@ async function boot(error) {
   navigation++; // a navigation still loading for the previous sign-in must not show its view
   if (!session.token) return signIn(error);
   try {
-    me = await api('/v1/whoami');
+    // Who is signed in, and what each state means and allows (the sets of states come from effectd).
+    const [who, meta] = await Promise.all([api('/v1/whoami'), api('/v1/meta')]);
+    learnLifecycle(meta);
+    me = who;
   } catch (e) {
     session.token = null;
     return signIn(e instanceof ApiError && e.status === 401 ? 'effectd did not accept that token (401): check it against credentials.json.' : `effectd is not answering: ${e.message}`);
@@ -103,7 +105,7 @@ async function refreshLists() {
   try {
     const [attention, workflows] = await Promise.all([api(`/v1/effects?state=attention&limit=${QUEUE_LIMIT}`), api(`/v1/workflows?limit=${WORKFLOWS_LIMIT}`)]);
     const counts = workflows.effects ?? {};
-    const human = workflows.needHuman ?? (counts.escalated ?? 0) + (counts.terminal_failure ?? 0);
+    const human = workflows.needHuman ?? [...HUMAN].reduce((n, state) => n + (counts[state] ?? 0), 0);
     renderQueue(attention.effects, Math.max(attention.effects.length, human));
     renderWorkflows(workflows.workflows, workflows.total ?? workflows.workflows.length);
     renderCounts(counts, human);
@@ -253,7 +255,7 @@ async function workflowView(tenant, workflowId, selected) {
       picture,
       legend()),
     h('div', { class: 'panel' }, h('h2', {}, 'Every event, in ledger order'), table)];
-  return { nodes, redraw: draw, refresh: async () => { if (data.effects.some((e) => !['committed', 'failed_before_effect'].includes(e.state))) await load(); } };
+  return { nodes, redraw: draw, refresh: async () => { if (data.effects.some((e) => !closed(e.state))) await load(); } };
 }
 
 /** The picture is drawn at the main column's real width, so its text stays at its CSS size. */
@@ -317,7 +319,7 @@ async function effectView(effectId) {
         h('h1', {}, h('span', { class: 'tool' }, effect.tool), ' for ', effect.target)),
       h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state, effectId: effect.effectId } }, stateBadge(effect.state), h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
     const since = effect.unknownSince ? Date.parse(effect.unknownSince) : undefined;
-    const closed = effect.state === 'committed' || effect.state === 'failed_before_effect';
+    const settled = closed(effect.state);
     const lastAt = Date.parse(effect.evidence[effect.evidence.length - 1].at);
     clear(facts, 
       fact('effect id', effect.effectId, { class: 'fact-value mono' }),
@@ -325,7 +327,7 @@ async function effectView(effectId) {
       effect.onBehalfOf ? fact('on behalf of', `${effect.onBehalfOf} (claimed by the command, not authenticated)`, { 'data-testid': 'on-behalf-of' }) : null,
       fact('attempts', String(effect.attempts)),
       fact('receipt', effect.receipt ?? '—', { class: 'fact-value mono', 'data-testid': 'receipt-value' }),
-      since !== undefined ? fact(closed ? 'was unknown for' : 'unknown for', duration((closed ? lastAt : now) - since), { class: `fact-value${closed ? '' : ' warn-text'}`, 'data-testid': 'unknown-for' }) : null,
+      since !== undefined ? fact(settled ? 'was unknown for' : 'unknown for', duration((settled ? lastAt : now) - since), { class: `fact-value${settled ? '' : ' warn-text'}`, 'data-testid': 'unknown-for' }) : null,
       effect.resolvedBy ? fact('resolved by', effect.resolvedBy, { 'data-testid': 'resolved-by' }) : null,
       effect.reason ? h('div', { class: `callout${HUMAN.has(effect.state) ? ' warn' : ''}` }, h('b', {}, 'Why: '), effect.reason) : null,
       h('details', { class: 'args' }, h('summary', {}, 'arguments (canonical)'), h('pre', {}, JSON.stringify(effect.args, null, 2))));
@@ -346,7 +348,7 @@ async function effectView(effectId) {
         formShownFor = effect.effectId;
         clear(actions, resolveForm(effect, async () => { await load(); await refreshLists(); }));
       }
-    } else if (effect.state === 'held') {
+    } else if (RELEASABLE.has(effect.state)) {
       if (formShownFor !== 'held') {
         formShownFor = 'held';
         clear(actions, releaseForm(effect, async () => { await load(); await refreshLists(); }));
@@ -367,7 +369,7 @@ async function effectView(effectId) {
     h('div', { class: 'panel' }, h('h2', {}, 'Its workflow'), picture, legend()),
     h('div', { class: 'panel', 'data-testid': 'resolve-panel' }, actions),
     h('div', { class: 'panel' }, h('h2', {}, 'Evidence — everything the ledger knows about this effect'), evidence)];
-  return { nodes, redraw: draw, refresh: async () => { if (!['committed', 'failed_before_effect'].includes(effect.state)) await load(); } };
+  return { nodes, redraw: draw, refresh: async () => { if (!closed(effect.state)) await load(); } };
 }
 
 // One submit path for the operator forms: the button is busy while effectd answers; an error

@@ -1,6 +1,7 @@
 // The workflow as a picture: one lane per effect, attempts as bars, checks and outcomes as marks,
 // time in `unknown` and time with a human as shaded bands on a shared time axis.
 import { clock, duration, s, STATE_LABEL } from './dom.js';
+import { closed } from './lifecycle.js';
 
 const GUTTER = 260;
 const RIGHT = 24;
@@ -65,7 +66,7 @@ export function workflowPicture(workflow, options) {
   const events = workflow.timeline;
   const effects = [...workflow.effects].sort((a, b) => Date.parse(a.declaredAt ?? 0) - Date.parse(b.declaredAt ?? 0) || String(a.step).localeCompare(String(b.step), undefined, { numeric: true }));
   const decisions = events.filter((e) => !e.effectId);
-  const open = effects.some((e) => !['committed', 'failed_before_effect'].includes(e.state));
+  const open = effects.some((e) => !closed(e.state));
   const times = events.map((e) => Date.parse(e.at));
   const t0 = Math.min(...times);
   const t1 = Math.max(...times, open ? now : -Infinity);
@@ -120,9 +121,9 @@ export function workflowPicture(workflow, options) {
     g.append(label);
 
     const declaredAt = Date.parse(effect.declaredAt ?? mine[0]?.at);
-    const closed = effect.state === 'committed' || effect.state === 'failed_before_effect';
+    const done = closed(effect.state);
     const settledAt = effect.settledAt ? Date.parse(effect.settledAt) : undefined;
-    const laneEnd = closed && settledAt ? settledAt : t1;
+    const laneEnd = done && settledAt ? settledAt : t1;
     g.append(s('line', { x1: sc.x(declaredAt), x2: sc.x(laneEnd), y1: mid, y2: mid, class: 'baseline' }));
 
     // Time in unknown, then time with a human (escalated, or terminal: a stored failure replayed).
@@ -136,7 +137,7 @@ export function workflowPicture(workflow, options) {
     if (toHuman) {
       const from = Date.parse(toHuman.at);
       const to = laneEnd;
-      band(g, sc, from, to, y, 'human', `with a human ${duration(to - from)}${closed ? '' : ' (waiting)'}`);
+      band(g, sc, from, to, y, 'human', `with a human ${duration(to - from)}${done ? '' : ' (waiting)'}`);
     }
 
     // Attempts as bars from claim to answer (or to the lease's end when no answer came).

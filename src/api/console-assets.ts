@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { Controller, Get, Header, NotFoundException, Param, StreamableFile } from '@nestjs/common';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
+import { EffectdError } from '../core/errors.js';
 
 /** The console's static files ship with the package (outside src/, so vitest and dist/ find the same ones). */
 export function consoleDir(): string {
@@ -31,7 +32,7 @@ const TYPES: Record<string, string> = {
  * (an edit shows on reload); any other name, `..` included, is 404.
  */
 export function consoleController(dir = consoleDir()) {
-  if (!existsSync(join(dir, 'index.html'))) throw new Error(`effectd: the operator console is missing (${dir}/index.html)`);
+  if (!existsSync(join(dir, 'index.html'))) throw new EffectdError('internal', `effectd: the operator console is missing (${dir}/index.html)`);
   const files = new Set(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile() && !entry.name.startsWith('.')).map((entry) => entry.name));
   const send = async (name: string) => {
     const body = await readFile(join(dir, name)).catch(() => {

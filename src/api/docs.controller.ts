@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Controller, Get, Header, Param, StreamableFile } from '@nestjs/common';
 import { EffectdError } from '../core/errors.js';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { DOCS_CSP, DOCS_PAGE, isDocsAsset, loadDocsAssets } from './openapi/docs-assets.js';
 import { openApiDocument, type OpenApiDocument } from './openapi/document.js';
 

@@ -16,6 +16,7 @@ import { SagasController } from './sagas.controller.js';
 import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter, HttpBodyRefused } from './error-filter.js';
 import { HealthController } from './health.controller.js';
+import { MetaController } from './meta.controller.js';
 import { RUNTIME } from './runtime.token.js';
 import { isMcpPath, mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
@@ -23,9 +24,10 @@ import { ToolsController } from './tools.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { TraceContextInterceptor } from '../tracing/trace-context.interceptor.js';
 import { tracingOn } from '../tracing/tracer.js';
+import { EffectdError } from '../core/errors.js';
 
 /** Every Nest controller of the HTTP ingress (test/unit/openapi-routes.unit.spec.ts checks the OpenAPI document against them). */
-export const API_CONTROLLERS = [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController, ToolsController, DocsController];
+export const API_CONTROLLERS = [EffectsController, WorkflowsController, DecisionsController, SagasController, HealthController, SessionController, ToolsController, MetaController, DocsController];
 
 @Module({})
 class ApiModule {
@@ -76,11 +78,11 @@ export function httpLimits(env: NodeJS.ProcessEnv = process.env): HttpLimits {
   for (const [field, [name, fallback]] of Object.entries(LIMIT_ENV) as [keyof HttpLimits, [string, number]][]) {
     const raw = env[name];
     const value = raw === undefined || raw === '' ? fallback : Number(raw);
-    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+    if (!Number.isSafeInteger(value) || value <= 0) throw new EffectdError('invalid_config', `${name} must be a positive integer, not "${raw}"`);
     limits[field] = value;
   }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new Error(`EFFECTD_HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed EFFECTD_HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}): the request timeout covers the headers too`);
+    throw new EffectdError('invalid_config', `EFFECTD_HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed EFFECTD_HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}): the request timeout covers the headers too`);
   }
   return limits;
 }
@@ -218,7 +220,7 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
   // Handlers run in the caller's trace (its traceparent header) when traces are exported. Only
   // then: with no interceptor at all Nest calls a handler directly, without an RxJS pipeline per request.
   if (tracingOn()) app.useGlobalInterceptors(new TraceContextInterceptor());
-  if (!server) throw new Error('effectd: the HTTP server was not created');
+  if (!server) throw new EffectdError('internal', 'effectd: the HTTP server was not created');
   const http = server;
   drain.attach(http, () => app.close());
   applyLimits(http, limits);

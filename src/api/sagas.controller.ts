@@ -2,7 +2,6 @@ import { Body, Controller, Get, Inject, Param, Post, Query, UseGuards } from '@n
 import type { Caller } from '../gateway/caller.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard, CurrentCaller } from './auth.guard.js';
-import { sagaCatalog } from './openapi/saga-catalog.js';
 import { RUNTIME } from './runtime.token.js';
 
 @Controller('v1/sagas')
@@ -19,7 +18,7 @@ export class SagasController {
   /** Every saga with its steps, compensations and input schema (declared before `:workflowId`, so it is matched first). */
   @Get('definitions')
   definitions() {
-    return sagaCatalog(this.runtime.sagas);
+    return this.runtime.gateway.sagaCatalog();
   }
 
   /** Starts a saga (idempotent on its workflowId) and runs it as far as it can go now. */

@@ -1,7 +1,6 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { AuthGuard } from './auth.guard.js';
-import { toolCatalog } from './openapi/tool-catalog.js';
 import { RUNTIME } from './runtime.token.js';
 
 @Controller('v1/tools')
@@ -12,6 +11,6 @@ export class ToolsController {
   /** Every configured tool: its contract and the JSON Schema of its arguments (no provider secrets). */
   @Get()
   list() {
-    return toolCatalog(this.runtime.tools);
+    return this.runtime.gateway.toolCatalog();
   }
 }

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot, parseConfig } from '../providers/config-loader.js';
+import { parseConfig } from '../config/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import type { SimulatorKind } from '../simulators/server.js';
 import type { ProviderKind } from './workloads.js';
+import { CodedError } from '../shared/coded-error.js';
 
 /**
  * Compressed time: the benchmark re-declares the built-in tools with short timeouts, settle windows
@@ -86,7 +88,7 @@ export function benchProviderName(tool: string): string {
 
 export function benchTool(name: string): BenchTool {
   const tool = BENCH_TOOLS[name];
-  if (!tool) throw new Error(`the benchmark has no provider route for tool ${name}`);
+  if (!tool) throw new CodedError('internal', `the benchmark has no provider route for tool ${name}`);
   return tool;
 }
 
@@ -108,7 +110,7 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
     .map((tool) => {
       const name = tool.name as string;
       const spec = builtin.providers[tool.provider as string];
-      if (!spec) throw new Error(`config/builtin-tools.json: tool ${name} names provider ${String(tool.provider)}, which it does not declare`);
+      if (!spec) throw new CodedError('invalid_config', `config/builtin-tools.json: tool ${name} names provider ${String(tool.provider)}, which it does not declare`);
       providers[benchProviderName(name)] = { ...spec, baseUrl: toolUrls[name] ?? 'http://127.0.0.1:9' };
       const idempotency = tool.idempotency as { kind: string; retentionMs?: number };
       return {

@@ -4,6 +4,7 @@ import { startSimulator, type RunningSimulator } from '../simulators/server.js';
 import { sleep } from './bench-http.js';
 import { simulatorKind, simulatorOptions } from './bench-config.js';
 import type { ProviderKind } from './workloads.js';
+import { CodedError } from '../shared/coded-error.js';
 
 type FaultRuleInput = { match?: Partial<FaultRule['match']>; action: FaultRule['action'] };
 
@@ -45,7 +46,7 @@ export class CellProviders {
 
   url(kind: ProviderKind): string {
     const sim = this.sims.get(kind);
-    if (!sim) throw new Error(`no ${kind} provider in this cell`);
+    if (!sim) throw new CodedError('internal', `no ${kind} provider in this cell`);
     return sim.url;
   }
 

@@ -24,6 +24,7 @@ import { BaselineSagaScript } from './saga-script.js';
 import { latencySummary, scoreCell, scoreSaga, type IdentityEvidence, type IntentEvidence } from './scoring.js';
 import { profileFor, REDECIDING_PROFILE, ScriptedAgent, type AgentRun, type IntentOutcome, type TranscriptEntry } from './scripted-agent.js';
 import { workload as findWorkload, type IntentSpec, type ProviderKind } from './workloads.js';
+import { CodedError } from '../shared/coded-error.js';
 
 export interface CellSpec {
   index: number;
@@ -124,7 +125,7 @@ export const KAFKA_CELL_DEADLINE_MS = 16_000;
 export function sagaTargets(plan: SagaPlan, tag: string, failAt: string): { candidates: IntentSpec[]; sequence: IntentSpec[] } {
   const steps = plan.steps(tag);
   const at = failAt === 'none' ? steps.length : steps.findIndex((s) => s.id === failAt);
-  if (at < 0) throw new Error(`saga ${plan.saga} has no step ${failAt}`);
+  if (at < 0) throw new CodedError('invalid_command', `saga ${plan.saga} has no step ${failAt}`);
   const before = steps.slice(0, at);
   const compensations = [...before].reverse().flatMap((s) => plan.compensation(tag, s.id, `<receipt of ${s.id}>`, {}) ?? []);
   // A saga whose first step is refused has nothing before it: the fault hits that step's first request.
@@ -158,12 +159,12 @@ export async function runCell(spec: CellSpec, options: CellOptions): Promise<Cel
 async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<CellResult> {
   const startedAt = Date.now();
   const workload = findWorkload(spec.workload);
-  if (!workload) throw new Error(`unknown workload ${spec.workload}`);
+  if (!workload) throw new CodedError('invalid_command', `unknown workload ${spec.workload}`);
   const plan = workload.saga;
   const failAt = plan ? spec.failAt ?? 'none' : undefined;
   const effectdCell = isEffectd(spec.policy);
   const lane = effectdCell ? options.lane : undefined;
-  if (effectdCell && !lane) throw new Error('effectd cells need an effectd lane (instances and proxies)');
+  if (effectdCell && !lane) throw new CodedError('internal', 'effectd cells need an effectd lane (instances and proxies)');
   const fault = FAULT_SPECS[spec.fault];
   const tag = `${options.runTag}c${spec.index}s${spec.seed}`.toLowerCase();
   const workflowId = `bench-${tag}`;
@@ -171,7 +172,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   const cellRng = new Rng(spec.seed, `${spec.workload}/${spec.fault}${failAt ? `/${failAt}` : ''}`);
   const { candidates: all, sequence } = plan ? sagaTargets(plan, tag, failAt!) : { candidates: intents, sequence: intents };
   const candidates = fault.targets ? all.filter((intent) => fault.targets!(intent)) : all;
-  if (candidates.length === 0) throw new Error(`fault ${spec.fault} has no intent to hit in workload ${spec.workload}`);
+  if (candidates.length === 0) throw new CodedError('invalid_command', `fault ${spec.fault} has no intent to hit in workload ${spec.workload}`);
   const { target, nth } = chooseTarget(candidates, cellRng.fork('target'), sequence);
   const retentionMs = fault.shortKeys ? BENCH_TIMINGS.shortRetentionMs : BENCH_TIMINGS.longRetentionMs;
   const deadline = startedAt + (options.cellDeadlineMs ?? (lane?.kind === 'kafka' ? KAFKA_CELL_DEADLINE_MS : plan ? SAGA_CELL_DEADLINE_MS : CELL_DEADLINE_MS));
@@ -230,7 +231,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
       policy: spec.policy, target, targetNth: nth, providers, agent: faultAgent, stepCalls: harness === undefined, gate, effectd,
       proxy: (tool) => {
         const proxy = proxies.get(tool);
-        if (!proxy) throw new Error(`no proxy for ${tool} in this cell`);
+        if (!proxy) throw new CodedError('internal', `no proxy for ${tool} in this cell`);
         return proxy;
       },
     });
@@ -382,7 +383,7 @@ async function makePolicy(
         return { policy: direct, mcpCalls: () => direct.link.calls, close: async () => { await direct.link.close(); await upstream.close(); } };
       }
       default:
-        throw new Error(`${spec.policy} cells need an effectd lane`);
+        throw new CodedError('internal', `${spec.policy} cells need an effectd lane`);
     }
   }
   if (lane.kind === 'kafka') {
@@ -495,7 +496,7 @@ class KafkaSagaIngress implements SagaIngress {
   async start(input: Record<string, unknown>): Promise<StartAnswer> {
     const answer = await this.pair.client.submit({ workflowId: this.workflowId, step: 'saga', tool: `saga:${this.saga}`, args: input as never, principal: 'bench-agent' }, { timeoutMs: Math.max(100, Math.min(KAFKA_ANSWER_MS, this.deadline - Date.now())) });
     if (answer.error?.code === 'intent_conflict') return { kind: 'conflict', text: answer.message };
-    if (answer.error) throw new Error(`effectd refused the saga command: ${answer.error.code}: ${answer.error.message}`);
+    if (answer.error) throw new CodedError('internal', `effectd refused the saga command: ${answer.error.code}: ${answer.error.message}`);
     if (answer.noAnswer) return { kind: 'none', why: answer.message };
     const view = await this.read();
     return view ? { kind: 'view', view } : { kind: 'none', why: 'answered, but the saga could not be read' };

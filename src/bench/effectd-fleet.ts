@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { ledgerOfConfiguration } from './lane-ledger.js';
+import { CodedError } from '../shared/coded-error.js';
 
 /** Where an agent reaches one effectd instance, and the agent credential it presents. */
 export interface EffectdEndpoint {
@@ -40,7 +41,7 @@ export class EffectdProcess {
   }
 
   get endpoint(): EffectdEndpoint {
-    if (!this.current) throw new Error(`effectd ${this.name} is not running`);
+    if (!this.current) throw new CodedError('unavailable', `effectd ${this.name} is not running`);
     return this.current;
   }
 

@@ -5,6 +5,7 @@ import { AssignerProtocol, Kafka, logLevel, Partitioners, type Admin } from 'kaf
 import { EffectClient } from '../sdk/effect-client.js';
 import { sleep } from './bench-http.js';
 import { EffectdProcess, type EffectdEndpoint } from './effectd-fleet.js';
+import { CodedError } from '../shared/coded-error.js';
 
 export interface KafkaPairOptions {
   root: string;
@@ -115,7 +116,7 @@ export class KafkaPair {
       const members = await this.members().catch(() => undefined);
       const pids = this.instances.map((i) => i.pid);
       if (members && members.state === 'Stable' && members.list.length === 2 && members.list.every((m) => pids.includes(m.pid))) return;
-      if (Date.now() > deadline) throw new Error(`the Kafka group ${this.group} did not become stable with both effectd instances within ${timeoutMs / 1000} s (${JSON.stringify(members)})`);
+      if (Date.now() > deadline) throw new CodedError('unavailable', `the Kafka group ${this.group} did not become stable with both effectd instances within ${timeoutMs / 1000} s (${JSON.stringify(members)})`);
       await sleep(200);
     }
   }
@@ -123,7 +124,7 @@ export class KafkaPair {
   /** An instance that is up, for reads over HTTP (escalations, saga views). */
   endpoint(): EffectdEndpoint {
     const live = this.instances.find((i) => i.running);
-    if (!live) throw new Error('no effectd instance of the Kafka pair is running');
+    if (!live) throw new CodedError('unavailable', 'no effectd instance of the Kafka pair is running');
     return live.endpoint;
   }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CodedError } from '../shared/coded-error.js';
 
 /**
  * A seeded pseudo-random source (mulberry32). Every random choice of the benchmark (the model's
@@ -35,7 +36,7 @@ export class Rng {
   }
 
   pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new Error('pick from an empty list');
+    if (items.length === 0) throw new CodedError('internal', 'pick from an empty list');
     return items[Math.floor(this.next() * items.length)]!;
   }
 

@@ -4,6 +4,7 @@ import type { Send } from './policies/policy.js';
 import { headers, type Route } from './policies/effectd.js';
 import type { SagaPlan } from './saga-plans.js';
 import type { FinalStatus, IntentOutcome, TranscriptEntry } from './scripted-agent.js';
+import { CodedError } from '../shared/coded-error.js';
 
 /** GET /v1/sagas/:workflowId, as effectd answers it (src/shell/saga-runner.ts). */
 export interface SagaView {
@@ -78,9 +79,9 @@ export class HttpSagaIngress implements SagaIngress {
       const result = await this.send({ method: 'POST', url: `${endpoint.url}/v1/sagas`, headers: headers(endpoint, true), body, timeoutMs: 10_000, signal });
       if (result.kind === 'cancelled') return { kind: 'none', why: 'the call to effectd was cancelled before an answer came back' };
       if (result.kind === 'response' && result.status === 422) return { kind: 'conflict', text: JSON.stringify(result.body) };
-      if (result.kind === 'response' && (result.status === 401 || result.status === 403)) throw new Error(`effectd refused the benchmark's agent credential: ${JSON.stringify(result.body)}`);
+      if (result.kind === 'response' && (result.status === 401 || result.status === 403)) throw new CodedError('invalid_config', `effectd refused the benchmark's agent credential: ${JSON.stringify(result.body)}`);
       if (result.kind === 'response' && result.status >= 200 && result.status < 300) return { kind: 'view', view: result.body as SagaView };
-      if (result.kind === 'response' && result.status < 500) throw new Error(`POST /v1/sagas answered HTTP ${result.status}: ${JSON.stringify(result.body)}`);
+      if (result.kind === 'response' && result.status < 500) throw new CodedError('internal', `POST /v1/sagas answered HTTP ${result.status}: ${JSON.stringify(result.body)}`);
       // effectd never answered (killed, restarting): the harness redelivers the same start.
       const wait = Math.min(100 * 2 ** redelivery, 800);
       if (Date.now() + wait >= this.deadline || signal.aborted) return { kind: 'none', why: `effectd did not answer: ${result.kind === 'response' ? `HTTP ${result.status}` : result.error}` };

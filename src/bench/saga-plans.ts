@@ -2,6 +2,7 @@ import { subscriptionRenewal } from '../../sagas/subscription-renewal.saga.js';
 import { tripBooking } from '../../sagas/trip-booking.saga.js';
 import { compensationStepKey, type SagaDefinition } from '../core/saga/saga-definition.js';
 import type { BusinessIdentity, IntentSpec, ProviderKind } from './workloads.js';
+import { CodedError } from '../shared/coded-error.js';
 
 /** How a step's provider refuses it when the cell's `failAt` names that step: a definite 4xx. */
 export interface StepRefusal {
@@ -61,7 +62,7 @@ function plan<I>(spec: PlanSpec<I>): SagaPlan {
   const placeholders = new Proxy({}, { get: (_target, name) => `<receipt of ${String(name)}>` }) as Record<string, string>;
   const stepDef = (name: string) => {
     const step = definition.steps.find((s) => s.name === name);
-    if (!step) throw new Error(`saga ${definition.name} has no step ${name}`);
+    if (!step) throw new CodedError('internal', `saga ${definition.name} has no step ${name}`);
     return step;
   };
   return {

@@ -15,6 +15,7 @@ import { serveMcpOnLoopback } from '../mcp/loopback-server.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
 import type { Send } from './policies/policy.js';
 import { providerRequest, receiptOf } from './policies/provider-call.js';
+import { CodedError } from '../shared/coded-error.js';
 
 export const KEY_META = 'dev.effectd/idempotencyKey';
 
@@ -36,7 +37,7 @@ export async function startBenchUpstreamMcp(tools: ToolRegistry, names: string[]
     const res = reply.getStore();
     res?.destroy();
     res?.socket?.destroy();
-    throw new Error('the provider\'s reply was lost: this server\'s reply is lost too');
+    throw new CodedError('unavailable', 'the provider\'s reply was lost: this server\'s reply is lost too');
   };
   const build = () => {
     const server = new McpServer({ name: 'bench-upstream-providers', version: '1.0.0' });

@@ -5,6 +5,7 @@
  */
 
 import { SAGA_PLANS, type SagaPlan } from './saga-plans.js';
+import { CodedError } from '../shared/coded-error.js';
 
 /** A simulated provider of a cell; `payments-v2` is the payments simulator with Stripe's v2 idempotency profile. */
 export type ProviderKind = 'payments' | 'payments-v2' | 'email' | 'cloud' | 'weak' | 'travel';
@@ -59,7 +60,7 @@ const registry = new Map<string, Workload>();
 
 /** The hook later workloads use (trip-booking, subscription-renewal, a declared-repeat reminder). */
 export function registerWorkload(workload: Workload): void {
-  if (registry.has(workload.name)) throw new Error(`workload ${workload.name} is registered twice`);
+  if (registry.has(workload.name)) throw new CodedError('internal', `workload ${workload.name} is registered twice`);
   registry.set(workload.name, workload);
 }
 

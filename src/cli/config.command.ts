@@ -1,8 +1,8 @@
 import { configSchemaText, CONFIG_SCHEMA_FILE } from '../config/config-schema.js';
-import { configSummary } from '../config/config-summary.js';
-import { configuredSagas } from '../config/configured-sagas.js';
+import { configSummary } from '../runtime/config-summary.js';
+import { configuredSagas } from '../runtime/configured-sagas.js';
 import { readConfigFile } from '../config/read-config-file.js';
-import { loadConfig } from '../providers/config-loader.js';
+import { loadConfig } from '../config/config-loader.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import type { CommandSpec } from './cli-kit.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isEffectdError } from '../core/errors.js';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { helpText, parseCommand, type CommandSpec } from './cli-kit.js';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { loadCredentials } from '../runtime/credentials.js';
 import type { CommandSpec } from './cli-kit.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { effectdConfigSpec, httpProviderSpec, mcpProviderSpec, providerSpec } from '../providers/tool-contract.js';
+import { effectdConfigSpec, httpProviderSpec, mcpProviderSpec, providerSpec } from './tool-contract.js';
 import { sagaDefinitionSpec } from './saga-definition-spec.js';
 
 /** Where the generated schema is committed (and shipped in the package). */
@@ -23,7 +23,7 @@ export function effectdConfigJsonSchema(): Record<string, unknown> {
       }
     },
   }) as Record<string, unknown>;
-  return { $schema: schema.$schema, title: 'effectd configuration', description: 'Providers, tools (their contracts) and settings of an effectd configuration file. Generated from effectd\'s zod spec (src/providers/tool-contract.ts).', ...withoutKey(schema, '$schema') };
+  return { $schema: schema.$schema, title: 'effectd configuration', description: 'Providers, tools (their contracts) and settings of an effectd configuration file. Generated from effectd\'s zod spec (src/config/tool-contract.ts).', ...withoutKey(schema, '$schema') };
 }
 
 function inputSchema(spec: z.ZodType): Record<string, unknown> {

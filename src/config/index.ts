@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { argFieldSpec } from '../core/arg-fields.js';
 import type { CompensationRetryPolicy } from '../core/saga/saga-decision.js';
 import type { CompensationDefinition, SagaDefinition } from '../core/saga/saga-definition.js';
-import type { effectdConfigSpec, httpProviderSpec, mcpProviderSpec, toolContractSpec } from '../providers/tool-contract.js';
+import type { effectdConfigSpec, httpProviderSpec, mcpProviderSpec, toolContractSpec } from './tool-contract.js';
 
 export { z } from 'zod';
 export { defineSaga, SagaDefinitionError } from '../core/saga/saga-definition.js';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EffectdError } from '../core/errors.js';
-import { readJson, type UserConfigSource } from '../providers/config-loader.js';
+import { readJson, type UserConfigSource } from './config-loader.js';
 
 const MODULE_EXTENSIONS = new Set(['.mjs', '.js', '.cjs']);
 const TYPESCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);

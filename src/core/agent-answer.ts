@@ -18,7 +18,7 @@ export interface AgentOutcome {
   reference?: string;
   checking?: string;
   expectAnswerBy?: string;
-  /** After a lost reply: how long this answer waited for the truth (inline settle, src/shell/inline-settle.ts). */
+  /** After a lost reply: how long this answer waited for the truth (inline settle, EffectRunner.settle in src/shell/effect-runner.ts). */
   waitedMs?: number;
   /** One sentence a model can't misread. */
   message: string;

@@ -1,6 +1,7 @@
 import type { AgentOutcome } from './agent-answer.js';
 import { effectStatus, type EffectState } from './effect-state.js';
-import { decideReconcile, resendVerdict, type ReconcilePolicy } from './reconcile-decision.js';
+import { stillLooking } from './next-step.js';
+import { resendVerdict, type ReconcilePolicy } from './reconcile-schedule.js';
 
 export type { AgentOutcome, AgentStatus } from './agent-answer.js';
 
@@ -37,7 +38,7 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
     case 'failed_before_effect':
       return outcomeOf(base, { status: 'not_done', reason: effect.reason, message: `not_done: ${tool} for ${target} did not happen (${effect.reason ?? 'refused by the provider'}); it is safe to try again as a new step.` });
     case 'terminal_failure': {
-      if (context.policy && decideReconcile(effect, context.now, context.policy).kind !== 'none') {
+      if (context.policy && stillLooking(effect, context.now, context.policy)) {
         // Nothing is sent again under a poisoned key, but the provider may have committed before it stored the failure.
         const until = context.expectAnswerAt !== undefined ? new Date(context.expectAnswerAt).toISOString() : undefined;
         return outcomeOf(base, {
@@ -50,7 +51,9 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
     }
     case 'escalated':
       return outcomeOf(base, { status: 'unknown', reason: effect.reason, reference: effect.effectId, checking: 'waiting for a human to confirm with the provider', message: `unknown: ${tool} for ${target} could not be confirmed automatically and is with a human (reference ${effect.effectId}). Do not start another ${tool} for ${target}.` });
-    default: {
+    case 'declared':
+    case 'dispatching':
+    case 'unknown': {
       const settle = state === 'dispatching' ? { checking: 'the request is in flight', doing: 'the request is still in flight' } : settling(effect, context);
       const expect = context.expectAnswerAt !== undefined && !settle.human ? new Date(context.expectAnswerAt).toISOString() : undefined;
       return outcomeOf(base, {

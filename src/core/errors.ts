@@ -45,13 +45,20 @@ export function errorAction(code: ErrorCode): ErrorAction {
   return ACTION[code];
 }
 
+/** Whether a value (a code read off the wire, say) is one of effectd's error codes. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ACTION, value);
+}
+
 export class EffectdError extends Error {
+  /** `options.cause`: the underlying error (a driver's, a parser's), kept as the standard `Error.cause`. */
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    options: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.name = 'EffectdError';
   }
 }

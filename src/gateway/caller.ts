@@ -1,6 +1,18 @@
 import { tenantField } from '../core/effect-command.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
-import type { Principal } from '../runtime/credentials.js';
+
+/**
+ * Who a credential is, as authentication establishes it: its name, role and the tenant it acts for
+ * (`*`: every tenant). The credential book (src/runtime/credentials.ts) answers these; the gateway
+ * needs nothing else of it.
+ */
+export interface Principal {
+  name: string;
+  role: 'agent' | 'operator';
+  tenant: string;
+  /** Kafka reply topics the credential may have outcomes written to, besides the ingress's own (src/transport/kafka/reply-topic.ts). */
+  replyTopicPrefix?: string | undefined;
+}
 
 /** The front door a call came through. */
 export type Ingress = 'http' | 'kafka' | 'mcp' | 'cli';
@@ -11,6 +23,19 @@ export type Ingress = 'http' | 'kafka' | 'mcp' | 'cli';
  */
 export interface Caller extends Principal {
   ingress: Ingress;
+}
+
+/** What authentication asks: the principal behind a token, if any (the credential book). */
+export interface Authenticator {
+  authenticate(token: string): Principal | undefined;
+}
+
+/** The caller behind a credential, or `unauthorized`. */
+export function authenticate(credentials: Authenticator, token: string | undefined, ingress: Ingress): Caller {
+  if (!token) throw new EffectdError('unauthorized', 'missing credentials: send the bearer token of an effectd credential (the embedded default writes them to <data-dir>/credentials.json)');
+  const principal = credentials.authenticate(token);
+  if (!principal) throw new EffectdError('unauthorized', 'unknown or revoked token');
+  return callerOf(principal, ingress);
 }
 
 export function callerOf(principal: Principal, ingress: Ingress): Caller {

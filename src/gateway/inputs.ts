@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { argsField, refuseReservedKeys, stepField, tenantField, toolField, workflowIdField } from '../core/effect-command.js';
-import { decodeEffectCursor } from './effect-list-cursor.js';
+import { invalidCommand } from '../core/errors.js';
+import { decodeEffectCursor } from './views/effect-list-cursor.js';
 
 /** What callers send besides effect commands (src/core/effect-command.ts), validated in one place for every ingress. */
 
 /** The one definition (src/core/effect-command.ts): effects, decisions, sagas and every URL take a workflowId by it. */
 export { workflowIdField };
+
+/** A workflow id from a URL or a body, checked (`invalid_command` naming `workflowId`). */
+export function workflowIdOf(raw: unknown): string {
+  const parsed = workflowIdField.safeParse(raw);
+  if (!parsed.success) throw invalidCommand('invalid workflow id', parsed.error.issues, ['workflowId']);
+  return parsed.data;
+}
 
 export const decisionInput = z.object({
   step: stepField,

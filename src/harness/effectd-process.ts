@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 
 export interface EffectdProcess {
   pid: number;

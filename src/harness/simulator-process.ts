@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 import { join } from 'node:path';
+import { CodedError } from '../shared/coded-error.js';
 
 export interface SimulatorProcess {
   kind: string;
@@ -42,6 +43,6 @@ export function spawnSimulator(kind: string, args: string[] = []): Promise<Simul
 /** Calls a simulator's admin or oracle endpoint. */
 export async function simulatorCall<T = unknown>(url: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${url}${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new Error(`${path} on ${url} answered ${res.status}: ${await res.text()}`);
+  if (!res.ok) throw new CodedError('unavailable', `${path} on ${url} answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as T;
 }

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../providers/config-loader.js';
+import { packageRoot } from '../shared/package-root.js';
 
 /** A user config that re-declares only payments.charge (no lookup), with the given timeout: for tests and benchmarks that wait out leases. */
 export function writeFastPaymentsConfig(dir: string, paymentsUrl: string, timeoutMs: number): string {

@@ -23,6 +23,7 @@ import {
   type StoredRecord,
 } from './kurrentdb-mapping.js';
 import { DEFAULT_MAX_APPEND_BYTES, DEFAULT_NAMESPACE, assertNamespace, parseKurrentLedgerUrl, redactConnectionString } from './kurrentdb-url.js';
+import { EffectdError } from '../core/errors.js';
 
 /** The part of the official client this adapter uses (a test can hand in a fake). */
 export type KurrentClientPort = Pick<KurrentDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'dispose'>;
@@ -77,14 +78,14 @@ export class KurrentDBLedger implements Ledger {
         await client.dispose().catch(() => {});
         const unavailable = (error as { type?: unknown }).type === 'unavailable';
         const reason = unavailable ? 'no connection (is the server up and reachable, and does tls= match how it runs?)' : (error as Error).message || String(error);
-        throw new Error(`KurrentDB ledger at ${redactConnectionString(url.connectionString)} is not usable: ${reason}`, { cause: error });
+        throw new EffectdError('unavailable', `KurrentDB ledger at ${redactConnectionString(url.connectionString)} is not usable: ${reason}`, {}, { cause: error });
       }
     }
     return ledger;
   }
 
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
+    if (events.length === 0) throw new EffectdError('internal', 'append needs at least one event');
     const streamState = toStreamState(expectedRevision);
     const target = toKurrentStream(this.namespace, stream);
     const encoded = events.map((event) => encodeLedgerEvent(event, this.instanceId));
@@ -121,7 +122,7 @@ export class KurrentDBLedger implements Ledger {
   }
 
   async readAll(fromPosition: number, limit: number): Promise<RecordedEvent[]> {
-    if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`invalid readAll limit ${limit}`);
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new EffectdError('internal', `invalid readAll limit ${limit}`);
     if (limit === 0) return [];
     const { from, after } = readAllStart(fromPosition);
     if (from === START) return this.scanAll(START, after, limit);

@@ -18,6 +18,7 @@ import {
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { DEFAULT_MAX_APPEND_BYTES } from './kurrentdb-url.js';
 import { ConcurrencyError, NO_STREAM, type RecordedEvent } from './ledger.port.js';
+import { EffectdError } from '../core/errors.js';
 
 // ───────────────────────────── stream names ─────────────────────────────
 
@@ -75,7 +76,7 @@ export function unescapeStreamName(escaped: string): string {
 
 /** effectd stream name (e.g. `workflow-t1-wf%201`) → KurrentDB stream name (`effectd-workflow-t1-wf%201`). */
 export function toKurrentStream(namespace: string, stream: string): string {
-  if (stream.length === 0) throw new Error('a ledger stream name must not be empty');
+  if (stream.length === 0) throw new EffectdError('internal', 'a ledger stream name must not be empty');
   return streamPrefix(namespace) + escapeStreamName(stream);
 }
 
@@ -182,7 +183,7 @@ export function decodeStoredRecord(namespace: string, record: StoredRecord): Rec
 export function toStreamState(expectedRevision: number): AppendStreamState {
   if (expectedRevision === NO_STREAM) return KURRENT_NO_STREAM;
   if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) {
-    throw new Error(`invalid expected revision ${expectedRevision}: use NO_STREAM (-1) or the revision of the stream's last event`);
+    throw new EffectdError('internal', `invalid expected revision ${expectedRevision}: use NO_STREAM (-1) or the revision of the stream's last event`);
   }
   return BigInt(expectedRevision);
 }
@@ -211,7 +212,7 @@ export function positionToNumber(commit: bigint): number {
  * scan from the start when the server refuses it as not being a record boundary).
  */
 export function readAllStart(fromPosition: number): { from: ReadPosition; after: bigint } {
-  if (!Number.isSafeInteger(fromPosition)) throw new Error(`invalid ledger position ${fromPosition}: positions are safe integers`);
+  if (!Number.isSafeInteger(fromPosition)) throw new EffectdError('internal', `invalid ledger position ${fromPosition}: positions are safe integers`);
   if (fromPosition <= 0) return { from: START, after: BigInt(fromPosition) };
   const at = BigInt(fromPosition);
   return { from: { commit: at, prepare: at }, after: at };

@@ -1,3 +1,4 @@
+import { EffectdError } from '../core/errors.js';
 /**
  * The KurrentDB ledger URL and the adapter's own settings in it. Kept apart from the client so that
  * `openLedger` can recognise the URL without loading the client (and its native bridge).
@@ -13,7 +14,7 @@ const NAMESPACE = /^[A-Za-z0-9_.]{1,64}$/;
  */
 export function assertNamespace(namespace: string): void {
   if (!NAMESPACE.test(namespace)) {
-    throw new Error(`invalid KurrentDB stream namespace "${namespace}": use 1-64 characters of A-Z a-z 0-9 _ . (no "-", no "$")`);
+    throw new EffectdError('invalid_config', `invalid KurrentDB stream namespace "${namespace}": use 1-64 characters of A-Z a-z 0-9 _ . (no "-", no "$")`);
   }
 }
 
@@ -42,7 +43,7 @@ export function isKurrentLedgerUrl(url: string): boolean {
  */
 export function parseKurrentLedgerUrl(url: string): KurrentLedgerUrl {
   const scheme = SCHEME.exec(url);
-  if (!scheme) throw new Error(`"${redactConnectionString(url)}" is not a KurrentDB URL: use kurrentdb://host:2113?tls=false (or esdb://…)`);
+  if (!scheme) throw new EffectdError('invalid_config', `"${redactConnectionString(url)}" is not a KurrentDB URL: use kurrentdb://host:2113?tls=false (or esdb://…)`);
   const base = scheme[1]!.toLowerCase() === 'esdb' ? 'kurrentdb' : scheme[1]!.toLowerCase();
   const rest = url.slice(scheme[0].length);
   const q = rest.indexOf('?');
@@ -58,7 +59,7 @@ export function parseKurrentLedgerUrl(url: string): KurrentLedgerUrl {
     if (key === 'effectdnamespace') namespace = value;
     else if (key === 'effectdmaxappendbytes') {
       maxAppendBytes = Number(value);
-      if (!Number.isSafeInteger(maxAppendBytes) || maxAppendBytes <= 0) throw new Error(`invalid effectdMaxAppendBytes "${value}": a positive integer of bytes`);
+      if (!Number.isSafeInteger(maxAppendBytes) || maxAppendBytes <= 0) throw new EffectdError('invalid_config', `invalid effectdMaxAppendBytes "${value}": a positive integer of bytes`);
     } else kept.push(param);
   }
   assertNamespace(namespace);

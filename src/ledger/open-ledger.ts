@@ -4,6 +4,7 @@ import type { Ledger } from './ledger.port.js';
 import { PostgresLedger } from './postgres-ledger.js';
 import { postgresLedgerOptions } from './postgres-url.js';
 import { SqliteLedger } from './sqlite-ledger.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * Chooses the adapter from EFFECTD_LEDGER-style URLs:
@@ -21,5 +22,5 @@ export async function openLedger(url: string | undefined, dataDir: string): Prom
     const { KurrentDBLedger } = await import('./kurrentdb-ledger.js');
     return KurrentDBLedger.open({ connectionString: target });
   }
-  throw new Error(`EFFECTD_LEDGER="${target}" is not a ledger URL effectd knows: use sqlite:[path], postgres://user:pass@host/db or kurrentdb://host:2113?tls=false`);
+  throw new EffectdError('invalid_config', `EFFECTD_LEDGER="${target}" is not a ledger URL effectd knows: use sqlite:[path], postgres://user:pass@host/db or kurrentdb://host:2113?tls=false`);
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { decodeStoredEvent, encodeStoredEvent } from './postgres-encoding.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * The `body` of a PostgreSQL ledger row that holds one or more events of one append (see
@@ -61,7 +62,7 @@ export type BodyCompression = 'deflate' | 'none';
 
 export function bodyCompression(env: NodeJS.ProcessEnv = process.env): BodyCompression {
   const value = env.EFFECTD_LEDGER_COMPRESSION || 'none';
-  if (value !== 'deflate' && value !== 'none') throw new Error(`EFFECTD_LEDGER_COMPRESSION must be deflate or none, not "${value}" (deflate: less WAL per effect, more CPU)`);
+  if (value !== 'deflate' && value !== 'none') throw new EffectdError('invalid_config', `EFFECTD_LEDGER_COMPRESSION must be deflate or none, not "${value}" (deflate: less WAL per effect, more CPU)`);
   return value;
 }
 
@@ -80,7 +81,7 @@ export function encodeBody(stream: string, events: readonly BodyEvent[], compres
 export function decodeBody(stream: string, body: Buffer): { type: string; data: unknown }[] {
   const format = body[0]!;
   const dictionary = DICTIONARIES[format];
-  if (format !== PLAIN && !dictionary) throw new Error(`ledger row body has format ${format}, which this effectd does not know (written by a newer version?)`);
+  if (format !== PLAIN && !dictionary) throw new EffectdError('internal', `ledger row body has format ${format}, which this effectd does not know (written by a newer version?)`);
   const json = dictionary ? inflateRawSync(body.subarray(1), { ...UNZLIB, dictionary }) : body.subarray(1);
   const pairs = JSON.parse(json.toString('utf8')) as [string, unknown][];
   return pairs.map(([type, stored]) => ({ type, data: decodeStoredEvent(stream, type, stored) }));

@@ -4,6 +4,7 @@ import { storedEncoding, type StoredEncoding } from './postgres-encoding.js';
 import { bodyCompression, effectIdKey, type BodyCompression } from './postgres-body.js';
 import { batchRows, lastWritten, lazyRowEvents, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
+import { EffectdError } from '../core/errors.js';
 
 export interface PostgresLedgerOptions {
   connectionString: string;
@@ -80,7 +81,7 @@ export class PostgresLedger implements Ledger {
 
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
     const schema = options.schema ?? 'effectd';
-    if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+    if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new EffectdError('invalid_config', `invalid PostgreSQL schema name "${schema}"`);
     const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
     pool.on('error', () => {
       /* an idle client lost its connection; the pool replaces it on next use */
@@ -119,7 +120,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
+    if (events.length === 0) throw new EffectdError('internal', 'append needs at least one event');
     try {
       const rows = batchRows([{ stream, events, expectedRevision }], this.encoding, this.compression);
       const result = await this.run<Written>(this.pool, 'append', [JSON.stringify(rows)]);
@@ -138,7 +139,7 @@ export class PostgresLedger implements Ledger {
    * savepoint per request, which gives each request exactly `append`'s answer.
    */
   async appendMany(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    if (requests.some((r) => r.events.length === 0)) throw new Error('append needs at least one event');
+    if (requests.some((r) => r.events.length === 0)) throw new EffectdError('internal', 'append needs at least one event');
     if (requests.length === 0) return [];
     if (new Set(requests.map((r) => r.stream)).size === requests.length) {
       try {

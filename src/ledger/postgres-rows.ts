@@ -2,6 +2,7 @@ import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { decodeBody, effectIdKey, encodeBody, type BodyCompression } from './postgres-body.js';
 import { decodeStoredEvent, encodeStoredEvent, type StoredEncoding } from './postgres-encoding.js';
 import type { AppendRequest, AppendResult, RecordedEvent } from './ledger.port.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * How events map onto rows of the PostgreSQL ledger's table, both ways (pure; the statements are in
@@ -124,10 +125,10 @@ function rowPairs(row: StoredRow, count: number): { type: string; data: unknown 
   try {
     events = decodeBody(row.stream, row.body);
   } catch (error) {
-    throw new Error(`ledger row ${row.stream}@${row.revision}: its body cannot be read (${(error as Error).message}): the ledger is damaged`);
+    throw new EffectdError('internal', `ledger row ${row.stream}@${row.revision}: its body cannot be read (${(error as Error).message}): the ledger is damaged`, {}, { cause: error });
   }
   if (events.length !== count) {
-    throw new Error(`ledger row ${row.stream}@${row.revision} holds ${events.length} events for revisions ${row.revision}…${row.last_revision}: the ledger is damaged`);
+    throw new EffectdError('internal', `ledger row ${row.stream}@${row.revision} holds ${events.length} events for revisions ${row.revision}…${row.last_revision}: the ledger is damaged`);
   }
   return events;
 }

@@ -3,13 +3,14 @@ import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 import { decodeStoredEvent, encodeStoredEvent, storedEncoding, type StoredEncoding } from './postgres-encoding.js';
+import { EffectdError } from '../core/errors.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
   synchronous?: 'FULL' | 'NORMAL';
 }
 
-interface Row { stream: string; revision: number; position: number; type: string; data: string }
+export interface Row { stream: string; revision: number; position: number; type: string; data: string }
 
 /** The embedded default ledger: one file, WAL journal, one writer at a time. */
 export class SqliteLedger implements Ledger {
@@ -76,12 +77,12 @@ export class SqliteLedger implements Ledger {
   }
 
   async appendMany(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    if (requests.some((r) => r.events.length === 0)) throw new Error('append needs at least one event');
+    if (requests.some((r) => r.events.length === 0)) throw new EffectdError('internal', 'append needs at least one event');
     return requests.length === 0 ? [] : this.appendManyTx(requests);
   }
 
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
+    if (events.length === 0) throw new EffectdError('internal', 'append needs at least one event');
     try {
       return this.appendTx(stream, events, expectedRevision);
     } catch (error) {
@@ -111,7 +112,7 @@ export class SqliteLedger implements Ledger {
   }
 }
 
-function toRecorded(row: Row): RecordedEvent {
+export function toRecorded(row: Row): RecordedEvent {
   return { stream: row.stream, revision: row.revision, position: row.position, event: decodeLedgerEvent(row.type, decodeStoredEvent(row.stream, row.type, JSON.parse(row.data))) };
 }
 

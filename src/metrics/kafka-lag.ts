@@ -1,5 +1,5 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import '../transport/kafka/kafkajs-idle-fix.js';
+import '../shared/kafkajs-idle-fix.js';
 import type { PromMetrics } from './prom-metrics.js';
 
 export interface PartitionLag {

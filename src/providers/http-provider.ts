@@ -3,8 +3,9 @@ import { readPath } from '../core/classify.js';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import { httpExchange, type HttpRequest } from './http-exchange.js';
 import { fillJson, fillString, type TemplateContext } from './templates.js';
-import { isMcpProvider, type HttpProviderSpec } from './tool-contract.js';
+import { isMcpProvider, type HttpProviderSpec } from '../config/tool-contract.js';
 import type { Tool } from './tool-registry.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * What went over the wire for an effect, minus the provider's base URL and headers (credentials
@@ -34,7 +35,7 @@ export interface DispatchInput {
 /** The request the contract makes of these args, key and reference today. */
 export function renderRequest(tool: Tool, input: DispatchInput): SentRequest {
   const { spec, provider } = tool;
-  if (!spec.request) throw new Error(`effectd: tool ${tool.name} has no HTTP request (a tool of an upstream MCP server goes through the MCP provider)`);
+  if (!spec.request) throw new EffectdError('internal', `effectd: tool ${tool.name} has no HTTP request (a tool of an upstream MCP server goes through the MCP provider)`);
   const context: TemplateContext = { args: input.args, provider: provider.values, key: input.providerKey, ref: input.reference };
   const filled = (spec.request.body ? fillJson(spec.request.body, context) : { ...input.args }) as Record<string, unknown>;
   // Stamping the reference and the key writes into the body: copied first when it may hold an
@@ -95,7 +96,7 @@ export async function lookup(tool: Tool, input: DispatchInput): Promise<LookupRe
 }
 
 function httpProvider(tool: Tool): HttpProviderSpec {
-  if (isMcpProvider(tool.provider)) throw new Error(`effectd: tool ${tool.name} is a tool of an upstream MCP server, not of an HTTP provider`);
+  if (isMcpProvider(tool.provider)) throw new EffectdError('internal', `effectd: tool ${tool.name} is a tool of an upstream MCP server, not of an HTTP provider`);
   return tool.provider;
 }
 

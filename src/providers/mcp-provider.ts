@@ -5,8 +5,9 @@ import type { DispatchResult } from '../core/dispatch-result.js';
 import type { DispatchInput, LookupResult, SentRequest } from './http-provider.js';
 import { injectTrace } from '../tracing/index.js';
 import { fillJson, type TemplateContext } from './templates.js';
-import { isMcpProvider, type McpCallSpec, type McpProviderSpec } from './tool-contract.js';
+import { isMcpProvider, type McpCallSpec, type McpProviderSpec } from '../config/tool-contract.js';
 import type { Tool } from './tool-registry.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * Upstream MCP servers as providers (docs/design.md, "One gateway, three front doors"): a contract's
@@ -63,7 +64,7 @@ async function connectUpstream(key: string, spec: McpProviderSpec): Promise<Upst
 
 async function upstreamFor(tool: Tool): Promise<Upstream> {
   const provider = tool.provider;
-  if (!isMcpProvider(provider)) throw new Error(`effectd: tool ${tool.name} is not a tool of an upstream MCP server`);
+  if (!isMcpProvider(provider)) throw new EffectdError('internal', `effectd: tool ${tool.name} is not a tool of an upstream MCP server`);
   const key = upstreamKey(provider.name, provider);
   let pending = upstreams.get(key);
   if (pending) {
@@ -91,7 +92,7 @@ export async function closeUpstreams(): Promise<void> {
 }
 
 function mcpSpec(tool: Tool): McpCallSpec {
-  if (!tool.spec.mcp) throw new Error(`effectd: tool ${tool.name} names no upstream MCP tool`);
+  if (!tool.spec.mcp) throw new EffectdError('internal', `effectd: tool ${tool.name} names no upstream MCP tool`);
   return tool.spec.mcp;
 }
 

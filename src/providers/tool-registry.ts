@@ -3,9 +3,9 @@ import { argsSchema, type CanonicalArgs } from '../core/arg-fields.js';
 import type { ClassificationRules } from '../core/classify.js';
 import { EffectdError } from '../core/errors.js';
 import type { ProviderScope } from '../core/identity.js';
-import type { KeyPolicy } from '../core/shell-decision.js';
+import type { EffectPolicy } from '../core/next-step.js';
 import { fillString, placeholders } from './templates.js';
-import { isMcpProvider, type EffectdConfig, type ProviderSpec, type ToolContractSpec } from './tool-contract.js';
+import { isMcpProvider, type EffectdConfig, type ProviderSpec, type ToolContractSpec } from '../config/tool-contract.js';
 
 /** A tool's contract, compiled: ready to canonicalize arguments and build requests. */
 export interface Tool {
@@ -14,7 +14,8 @@ export interface Tool {
   readonly provider: ProviderSpec & { name: string };
   readonly schema: z.ZodType<CanonicalArgs>;
   readonly classification: ClassificationRules;
-  readonly keyPolicy: KeyPolicy;
+  /** How its effects are reconciled and held (computed once, here): what the decider takes. */
+  readonly policy: EffectPolicy;
   /** How long the provider protects a key, or null when the tool has none. */
   readonly keyRetentionMs: number | null;
   target(args: CanonicalArgs): string;
@@ -55,7 +56,7 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
       receiptPath: spec.mcp ? spec.mcp.receiptPath : spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify,
       storedFailures: spec.idempotency.kind === 'none' ? 'replayed' : spec.idempotency.storedFailures,
     },
-    keyPolicy: { dedupesByKey: spec.idempotency.kind !== 'none' && spec.idempotency.dedupes },
+    policy: effectPolicy(spec),
     keyRetentionMs: keyed && spec.idempotency.kind !== 'none' ? spec.idempotency.retentionMs : null,
     target: (args) => fillString(spec.target, { args, provider: provider.values }),
     scope: (args) => {
@@ -63,6 +64,20 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
       for (const [name, template] of Object.entries(spec.scope)) scope[name] = fillString(template, { args, provider: provider.values });
       return scope;
     },
+  };
+}
+
+/** What the contract says about reconciling and holding its effects. */
+function effectPolicy(spec: ToolContractSpec): EffectPolicy {
+  // A tool of an upstream MCP server declares its lookup (a read-only upstream tool) under mcp.
+  const lookup = spec.mcp ? (spec.mcp.lookup ?? { by: 'none' as const }) : spec.lookup;
+  return {
+    lookup: lookup.by,
+    lookupConsistent: lookup.by !== 'none' && lookup.consistent,
+    dedupesByKey: spec.idempotency.kind !== 'none' && spec.idempotency.dedupes,
+    settleWindowMs: spec.settleWindowMs,
+    resends: spec.resends,
+    concurrentTargets: spec.concurrentTargets === true,
   };
 }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, refuseSharedFile } from './private-files.js';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * Who may call the API. Agents submit commands and read their own tenant's workflows; operators
@@ -62,7 +63,7 @@ export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = proces
   const file = env.EFFECTD_CREDENTIALS ?? join(dataDir, 'credentials.json');
   let created = false;
   if (!existsSync(file)) {
-    if (env.EFFECTD_CREDENTIALS) throw new Error(`EFFECTD_CREDENTIALS=${file} does not exist`);
+    if (env.EFFECTD_CREDENTIALS) throw new EffectdError('invalid_config', `EFFECTD_CREDENTIALS=${file} does not exist`);
     mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     const token = (prefix: string) => `${prefix}_${randomBytes(24).toString('base64url')}`;
     const initial = { credentials: [
@@ -74,7 +75,7 @@ export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = proces
   }
   refuseSharedFile(file, 'bearer tokens');
   const parsed = credentialsFile.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success) throw new Error(`${file} is not a valid credentials file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success) throw new EffectdError('invalid_config', `${file} is not a valid credentials file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return { credentials: parsed.data.credentials, file, created };
 }
 

@@ -7,9 +7,9 @@ import { logAppendedEvents } from '../logging/event-log.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { effectGauges } from '../metrics/effect-gauges.js';
 import { PromMetrics } from '../metrics/prom-metrics.js';
-import { configuredSagas } from '../config/configured-sagas.js';
+import { configuredSagas } from './configured-sagas.js';
 import { readConfigFile } from '../config/read-config-file.js';
-import { loadConfig } from '../providers/config-loader.js';
+import { loadConfig } from '../config/config-loader.js';
 import { closeUpstreams } from '../providers/mcp-provider.js';
 import { ToolRegistry } from '../providers/tool-registry.js';
 import { EffectShell, type Dispatcher } from '../shell/effect-shell.js';
@@ -20,10 +20,12 @@ import { SagaRunner } from '../shell/saga-runner.js';
 import { SagaWorker } from '../shell/saga-worker.js';
 import { DEFAULT_RECENT_EFFECTS, OpenEffectsProjection } from './open-effects-projection.js';
 import { Gateway, type EffectIndex } from '../gateway/gateway.js';
+import { answerBudgetSettings } from '../core/answer-budget.js';
 import { tenantContentIndex, tenantWindowOn } from './tenant-content-index.js';
 import { CredentialBook, loadCredentials } from './credentials.js';
 import { loadSecret } from './secret.js';
 import { ensurePrivateDir } from './private-files.js';
+import { EffectdError } from '../core/errors.js';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -96,8 +98,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     ledger, tools, secret, instanceId, clock: now, metrics, leaseMarginMs: options.leaseMarginMs, dispatcher: options.dispatcher,
     tenantContentIndex: tenantContentIndex(openEffects, config.contentIndex.tenantWindowMs),
     maxCachedEffects: options.workflowCacheEffects ?? positiveIntFromEnv('EFFECTD_WORKFLOW_CACHE', DEFAULT_MAX_CACHED_EFFECTS),
+    onError: (what, error) => logger.error({ err: { message: (error as Error).message } }, `${what}: ${(error as Error).message}`),
   });
-  const reconcilerWorker = new ReconcilerWorker(openEffects, shell.reconciler, tools, now, {
+  const reconcilerWorker = new ReconcilerWorker(openEffects, shell.runner, now, {
     tickMs: options.reconcileTickMs,
     onError: (error) => logger.error({ err: { message: (error as Error).message } }, `reconciler: ${(error as Error).message}`),
   });
@@ -122,7 +125,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
     known: (effectId) => openEffects.get(effectId)?.state,
   };
   const credentials = new CredentialBook(credentialSource.credentials);
-  const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now });
+  const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now, answerBudget: answerBudgetSettings(process.env) });
   openEffects.follow(options.reconcileTickMs ?? 200, (error) => logger.error({ err: { message: (error as Error).message } }, `read side: ${(error as Error).message}`));
   // One observer of the ledger: every event this instance appends is logged once, by the instance that appended it.
   shell.core.store.onAppended(logAppendedEvents(logger));
@@ -157,6 +160,6 @@ function positiveIntFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  if (!Number.isInteger(value) || value <= 0) throw new EffectdError('invalid_config', `${name} must be a positive integer, not "${raw}"`);
   return value;
 }

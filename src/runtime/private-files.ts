@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * effectd's data dir holds the ledger (every argument of every effect), the read side's snapshot,
@@ -22,7 +23,7 @@ export function ensurePrivateDir(dir: string): void {
 export function refuseSharedFile(file: string, what: string): void {
   const mode = statSync(file).mode;
   if ((mode & 0o077) !== 0) {
-    throw new Error(`${file} (${what}) is accessible to other users (mode ${octal(mode)}); it must be readable by effectd's user only: run  chmod 600 ${file}  and start again`);
+    throw new EffectdError('invalid_config', `${file} (${what}) is accessible to other users (mode ${octal(mode)}); it must be readable by effectd's user only: run  chmod 600 ${file}  and start again`);
   }
 }
 
@@ -32,6 +33,6 @@ function tighten(path: string, mode: number, what: string): void {
   try {
     chmodSync(path, current & mode);
   } catch (error) {
-    throw new Error(`${path} (effectd's ${what}) is accessible to other users (mode ${octal(current)}) and effectd cannot change that (${(error as Error).message}): run  chmod ${octal(mode).slice(1)} ${path}  as its owner`);
+    throw new EffectdError('invalid_config', `${path} (effectd's ${what}) is accessible to other users (mode ${octal(current)}) and effectd cannot change that (${(error as Error).message}): run  chmod ${octal(mode).slice(1)} ${path}  as its owner`, {}, { cause: error });
   }
 }

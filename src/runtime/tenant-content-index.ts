@@ -1,6 +1,6 @@
 import { findContentMatch } from '../core/content-index.js';
 import { workflowStream } from '../core/streams.js';
-import type { TenantContentIndex } from '../shell/shell-core.js';
+import type { TenantContentIndex } from '../shell/shell-port.js';
 import type { OpenEffectsProjection } from './open-effects-projection.js';
 
 /**

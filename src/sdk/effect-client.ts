@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
-import { CoalescingPublisher } from '../transport/kafka/coalescing-publisher.js';
-import '../transport/kafka/kafkajs-idle-fix.js';
+import { CoalescingPublisher } from '../shared/coalescing-publisher.js';
+import '../shared/kafkajs-idle-fix.js';
 import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
+import { EffectdError } from '../core/errors.js';
 
 /** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */
 export interface EffectRequest {
@@ -105,7 +106,7 @@ export class EffectClient {
   /** Connects; throws when there is no token (option or EFFECTD_TOKEN), as effectd would refuse every command. */
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
     const token = options.token ?? process.env.EFFECTD_TOKEN;
-    if (!token) throw new Error('EffectClient needs the token of an effectd credential: pass connect({ token }) or set EFFECTD_TOKEN (a new effectd writes its first credentials to <data-dir>/credentials.json)');
+    if (!token) throw new EffectdError('invalid_config', 'EffectClient needs the token of an effectd credential: pass connect({ token }) or set EFFECTD_TOKEN (a new effectd writes its first credentials to <data-dir>/credentials.json)');
     const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
     // Murmur2, as Java clients: a workflow's commands land on one partition whichever language published them.

@@ -1,4 +1,5 @@
 import type { AgentOutcome } from '../core/agent-answer.js';
+import { EffectdError, isErrorCode, type ErrorCode } from '../core/errors.js';
 
 export interface HttpEffectClientOptions {
   /** effectd's base URL, e.g. http://127.0.0.1:8080 */
@@ -42,7 +43,7 @@ export class HttpEffectClient {
     try {
       const { status, body } = await this.request('POST', '/v1/effects', effect);
       if (status === 200 || status === 409) return body as AgentOutcome;
-      throw new Error(`effectd refused the effect (HTTP ${status}): ${(body as { message?: string }).message ?? JSON.stringify(body)}`);
+      throw refusal(status, body, `effectd refused the effect (HTTP ${status}): ${(body as { message?: string }).message ?? JSON.stringify(body)}`);
     } catch (error) {
       if ((error as Error).name !== 'TimeoutError' && !(error instanceof TypeError)) throw error;
       return {
@@ -64,7 +65,7 @@ export class HttpEffectClient {
   async decisions(workflowId: string): Promise<Map<string, Decision>> {
     const { status, body } = await this.request('GET', `/v1/workflows/${encodeURIComponent(workflowId)}/decisions`);
     if (status === 404) return new Map();
-    if (status !== 200) throw new Error(`effectd: HTTP ${status} reading decisions`);
+    if (status !== 200) throw refusal(status, body, `effectd: HTTP ${status} reading decisions`);
     return new Map((body as { decisions: (Decision & { step: string })[] }).decisions.map((d) => [d.step, { tool: d.tool, args: d.args }]));
   }
 
@@ -75,7 +76,7 @@ export class HttpEffectClient {
 
   private async ok(method: string, path: string, body?: unknown): Promise<unknown> {
     const answer = await this.request(method, path, body);
-    if (answer.status >= 300) throw new Error(`effectd: ${method} ${path} → HTTP ${answer.status}: ${(answer.body as { message?: string })?.message ?? ''}`);
+    if (answer.status >= 300) throw refusal(answer.status, answer.body, `effectd: ${method} ${path} → HTTP ${answer.status}: ${(answer.body as { message?: string })?.message ?? ''}`);
     return answer.body;
   }
 
@@ -89,4 +90,21 @@ export class HttpEffectClient {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
+}
+
+/**
+ * effectd's answer to a request it did not carry out, as the coded error it raised: its body says
+ * `{ error: <code>, message, … }`. Without a code (a proxy's answer), the code follows the status.
+ */
+function refusal(status: number, body: unknown, message: string): EffectdError {
+  const code = (body as { error?: unknown } | undefined)?.error;
+  return new EffectdError(isErrorCode(code) ? code : codeOfStatus(status), message, { status });
+}
+
+function codeOfStatus(status: number): ErrorCode {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status >= 500) return 'unavailable';
+  return status >= 400 ? 'invalid_command' : 'internal';
 }

@@ -4,4 +4,5 @@ export { AgentStatus, EffectCommandSchema, EffectOutcomeSchema, type EffectComma
 export { HttpEffectClient, type Decision, type EffectSubmission, type HistoryStep, type HttpEffectClientOptions } from './http-effect-client.js';
 export { WorkflowJournal } from './workflow-journal.js';
 export type { AgentOutcome } from '../core/agent-answer.js';
+export { EffectdError, isEffectdError, type ErrorCode } from '../core/errors.js';
 export type { EffectStatus } from '../core/effect-status.js';

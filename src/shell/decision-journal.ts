@@ -1,9 +1,7 @@
-import { canonicalJson } from '../core/canonical-json.js';
 import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { DecisionRecorded } from '../core/events.js';
-import type { WorkflowState } from '../core/fold.js';
 import { workflowStream } from '../core/streams.js';
-import type { PreparedEffect, ShellCore } from './shell-core.js';
+import type { ShellCore } from './shell-core.js';
 import type { Decision } from './workflow-store.js';
 
 import type { DecisionInput } from './shell-port.js';
@@ -31,15 +29,5 @@ export class DecisionJournal {
       };
       return { append: [decision], answer: () => ({ decision, replayed: false }) };
     });
-  }
-
-  /** A step the model already decided runs as decided. */
-  check(effect: PreparedEffect & { command: { step: string; workflowId: string } }, workflow: WorkflowState): void {
-    const decision = workflow.decisions.get(effect.command.step);
-    if (!decision) return;
-    const decided = decision.tool === effect.tool.name ? effect.tool.schema.safeParse(decision.args) : undefined;
-    if (decided?.success && canonicalJson(decided.data) === canonicalJson(effect.declaration.args)) return;
-    this.core.metrics.rejected('decision_conflict');
-    throw new EffectdError('intent_conflict', `step ${effect.command.step} of workflow ${effect.command.workflowId} was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, { step: effect.command.step, decision });
   }
 }

@@ -1,8 +1,6 @@
-import { decideReconcile } from '../core/reconcile-decision.js';
 import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
-import type { ToolRegistry } from '../providers/tool-registry.js';
 import { withStoredTrace } from '../tracing/index.js';
-import { reconcilePolicy, type Reconciler } from './reconciler.js';
+import type { EffectRunner } from './effect-runner.js';
 
 export interface ReconcilerWorkerOptions {
   tickMs?: number;
@@ -22,8 +20,7 @@ export class ReconcilerWorker {
 
   constructor(
     private readonly projection: OpenEffectsProjection,
-    private readonly reconciler: Reconciler,
-    private readonly tools: ToolRegistry,
+    private readonly runner: EffectRunner,
     private readonly now: () => number,
     private readonly options: ReconcilerWorkerOptions = {},
   ) {}
@@ -33,14 +30,11 @@ export class ReconcilerWorker {
     await this.projection.catchUp();
     let stepped = 0;
     for (const { stream, state } of this.projection.list()) {
-      const tool = this.tools.get(state.declared.tool);
-      // An answer is settling it inline right now (bounded by its budget): one actor at a time.
-      if (!tool || this.reconciler.settling.has(state.effectId)) continue;
-      const step = decideReconcile(state, this.now(), reconcilePolicy(tool));
-      if (step.kind === 'none' || (step.kind === 'wait' && step.until > this.now())) continue;
+      // Not due, or an answer is settling it inline right now (bounded by its budget): one actor at a time.
+      if (!this.runner.due(state, this.now())) continue;
       try {
         // In the trace of the command that declared it (when traces are exported and it was stored).
-        await withStoredTrace(state.declared.traceparent, () => this.reconciler.step(stream, state.effectId, 'scheduled'));
+        await withStoredTrace(state.declared.traceparent, () => this.runner.reconcile(stream, state.effectId));
         stepped++;
       } catch (error) {
         this.options.onError?.(error);

@@ -2,9 +2,9 @@ import { agentOutcome, type AgentOutcome } from '../core/agent-outcome.js';
 import { classifyDispatch } from '../core/classify.js';
 import type { DispatchResult } from '../core/dispatch-result.js';
 import { currentAttempt, type EffectState } from '../core/effect-state.js';
-import { settleFrom } from '../core/reconcile-decision.js';
+import { settleFrom } from '../core/reconcile-schedule.js';
 import { isEffectdError } from '../core/errors.js';
-import type { AttemptFinished, AttemptStarted, EffectDeclared, LedgerEvent } from '../core/events.js';
+import type { AttemptFinished, AttemptStarted, LedgerEvent } from '../core/events.js';
 import { foldWorkflow, type WorkflowState } from '../core/fold.js';
 import { deriveProviderKey, deriveReference } from '../core/identity.js';
 import type { Ledger } from '../ledger/ledger.port.js';
@@ -13,9 +13,7 @@ import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, 
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
 import { attemptAttributes, classificationAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
-import type { ShellAnswer } from './shell-port.js';
-// A cycle (reconciler.ts imports this file) that is safe: reconcilePolicy is a function declaration, called only at run time.
-import { reconcilePolicy } from './reconciler.js';
+import type { PreparedEffect, ShellAnswer, TenantContentIndex } from './shell-port.js';
 
 export type Dispatcher = (tool: Tool, input: DispatchInput) => Promise<DispatchResult>;
 export type Looker = (tool: Tool, input: DispatchInput) => Promise<LookupResult>;
@@ -35,21 +33,13 @@ export interface ShellDeps {
   tenantContentIndex?: TenantContentIndex;
   /** At most this many effects held in the workflow store's cache (default 20,000). */
   maxCachedEffects?: number;
-}
-
-export interface TenantContentIndex {
-  find(tenant: string, contentKey: string, excludeEffectId: string, now: number): Promise<{ effect: EffectState; stream: string } | undefined>;
+  /** Told of a step that failed where no caller waits for it (an inline settle's background work). */
+  onError?: (what: string, error: unknown) => void;
 }
 
 export type { Disposition, ShellAnswer } from './shell-port.js';
 
-/** An effect's declaration and tool: what claiming and dispatching it needs. */
-export interface PreparedEffect {
-  tool: Tool;
-  effectId: string;
-  stream: string;
-  declaration: Omit<EffectDeclared, 'at'>;
-}
+export type { PreparedEffect } from './shell-port.js';
 
 /** Whether the rules accept these events on this state (the fold is the judge; nothing is written). */
 export function accepts(workflow: WorkflowState, events: readonly LedgerEvent[]): boolean {
@@ -194,6 +184,6 @@ export class ShellCore {
     const tool = this.deps.tools.get(effect.declared.tool);
     const last = currentAttempt(effect);
     const expectAnswerAt = last && tool ? Math.max(settleFrom(last) + tool.spec.settleWindowMs, this.now()) : undefined;
-    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}), ...(tool ? { policy: reconcilePolicy(tool) } : {}) });
+    return agentOutcome(effect, { now: this.now(), replayed, ...(expectAnswerAt !== undefined ? { expectAnswerAt } : {}), ...(matched ? { matched } : {}), ...(tool ? { policy: tool.policy } : {}) });
   }
 }

@@ -1,11 +1,15 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
 import type { EffectState } from '../core/effect-state.js';
-import type { DecisionRecorded, DuplicateHandled, EffectResolved } from '../core/events.js';
+import type { DecisionRecorded, DuplicateHandled, EffectDeclared, EffectResolved } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { EffectAddress } from '../core/identity.js';
 import type { Tool } from '../providers/tool-registry.js';
-import type { PreparedEffect } from './shell-core.js';
 import type { EffectCommand } from '../core/effect-command.js';
+
+/** Finds an effect of the same content in the tenant's other workflows (the content index's tenant window). */
+export interface TenantContentIndex {
+  find(tenant: string, contentKey: string, excludeEffectId: string, now: number): Promise<{ effect: EffectState; stream: string } | undefined>;
+}
 
 /** How the shell handled a command, for transports that map it to a status code. */
 export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight' | 'held-unknown' | 'held';
@@ -13,6 +17,14 @@ export type Disposition = 'dispatched' | 'replayed' | 'reconciled' | 'in-flight'
 export interface ShellAnswer {
   outcome: AgentOutcome;
   disposition: Disposition;
+}
+
+/** An effect's declaration and tool: what claiming and dispatching it needs. */
+export interface PreparedEffect {
+  tool: Tool;
+  effectId: string;
+  stream: string;
+  declaration: Omit<EffectDeclared, 'at'>;
 }
 
 /** A command checked against its tool: everything the shell needs, nothing persisted yet. */

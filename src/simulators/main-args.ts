@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { isSimulatorKind, SIMULATOR_KINDS, type SimulatorKind, type SimulatorOptionsByKind } from './simulator-kinds.js';
 import type { StartOptions } from './server.js';
+import { CodedError } from '../shared/coded-error.js';
 
 export const USAGE = `Usage: node dist/src/simulators/main.js <kind> [options]
 
@@ -46,18 +47,18 @@ export function parseMainArgs(argv: string[]): MainArgs {
   });
   if (values.help === true) return { help: true };
   const [kind, ...extra] = positionals;
-  if (kind === undefined || !isSimulatorKind(kind)) throw new Error(`Expected a kind (${SIMULATOR_KINDS.join(', ')}), got ${kind ?? 'nothing'}.`);
-  if (extra.length > 0) throw new Error(`Unexpected arguments: ${extra.join(' ')}`);
+  if (kind === undefined || !isSimulatorKind(kind)) throw new CodedError('invalid_command', `Expected a kind (${SIMULATOR_KINDS.join(', ')}), got ${kind ?? 'nothing'}.`);
+  if (extra.length > 0) throw new CodedError('invalid_command', `Unexpected arguments: ${extra.join(' ')}`);
   const num = (name: (typeof NUMERIC)[number]): number | undefined => {
     const text = (values as Record<string, unknown>)[name] as string | undefined;
     if (text === undefined) return undefined;
     const n = Number(text);
-    if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} needs a number >= 0, got ${text}.`);
+    if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new CodedError('invalid_command', `--${name} needs a number >= 0, got ${text}.`);
     return n;
   };
   const apiVersion = values['api-version'] as string | undefined;
-  if (apiVersion !== undefined && apiVersion !== 'v1' && apiVersion !== 'v2') throw new Error(`--api-version takes v1 or v2, got ${apiVersion}.`);
-  if (apiVersion !== undefined && kind !== 'payments') throw new Error(`--api-version is for payments only, not ${kind}.`);
+  if (apiVersion !== undefined && apiVersion !== 'v1' && apiVersion !== 'v2') throw new CodedError('invalid_command', `--api-version takes v1 or v2, got ${apiVersion}.`);
+  if (apiVersion !== undefined && kind !== 'payments') throw new CodedError('invalid_command', `--api-version is for payments only, not ${kind}.`);
   const byKind: SimulatorOptionsByKind = {
     payments: {
       ...(apiVersion !== undefined ? { apiVersion } : {}),

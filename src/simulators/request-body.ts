@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { parseFormBody } from './form-body.js';
+import { CodedError } from '../shared/coded-error.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -8,7 +9,7 @@ export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new RangeError('request body too large');
+    if (size > MAX_BODY_BYTES) throw new CodedError('invalid_command', 'request body too large');
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);

@@ -1,3 +1,4 @@
+import { CodedError } from '../shared/coded-error.js';
 type AdvanceListener = (now: number) => void;
 
 /**
@@ -17,7 +18,7 @@ export class SimClock {
   }
 
   advance(ms: number): number {
-    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance needs a finite ms >= 0, got ${ms}`);
+    if (!Number.isFinite(ms) || ms < 0) throw new CodedError('invalid_command', `advance needs a finite ms >= 0, got ${ms}`);
     this.offsetMs += ms;
     const now = this.now();
     for (const listener of this.listeners) listener(now);

@@ -6,6 +6,7 @@ import type { SimProvider } from './sim-http.js';
 import type { SimClock } from './sim-clock.js';
 import { TravelSimulator, type TravelOptions } from './travel.js';
 import { WeakToolsSimulator, type WeakToolsOptions } from './weak-tools.js';
+import { CodedError } from '../shared/coded-error.js';
 
 export interface SimulatorOptionsByKind {
   payments: PaymentsOptions;
@@ -41,6 +42,6 @@ export function createProvider<K extends SimulatorKind>(
     case 'travel':
       return new TravelSimulator(clock, ids, options as TravelOptions);
     default:
-      throw new Error(`Unknown simulator kind: ${String(kind)}`);
+      throw new CodedError('internal', `Unknown simulator kind: ${String(kind)}`);
   }
 }

@@ -1,3 +1,4 @@
+import { EffectdError } from '../core/errors.js';
 /**
  * Whether this process exports traces, from the standard OpenTelemetry environment variables
  * (the one place that decides it). Off unless asked for: an OTLP endpoint is set
@@ -42,7 +43,7 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
   if (value('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return { kind: 'off' };
   const exporters = value('OTEL_TRACES_EXPORTER')?.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
   const unsupported = exporters?.filter((e) => e !== 'otlp' && e !== 'none') ?? [];
-  if (unsupported.length > 0) throw new Error(`OTEL_TRACES_EXPORTER=${value('OTEL_TRACES_EXPORTER')}: effectd exports traces over OTLP/HTTP only; set it to otlp (or none, or leave it unset and set OTEL_EXPORTER_OTLP_ENDPOINT)`);
+  if (unsupported.length > 0) throw new EffectdError('invalid_config', `OTEL_TRACES_EXPORTER=${value('OTEL_TRACES_EXPORTER')}: effectd exports traces over OTLP/HTTP only; set it to otlp (or none, or leave it unset and set OTEL_EXPORTER_OTLP_ENDPOINT)`);
   if (exporters?.includes('none')) return { kind: 'off' };
   const specific = value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   const general = value('OTEL_EXPORTER_OTLP_ENDPOINT');
@@ -51,7 +52,7 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
   const protocolVar = value('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = value(protocolVar)?.toLowerCase();
   if (protocol !== undefined && protocol !== 'http/json' && protocol !== 'http/protobuf') {
-    throw new Error(`${protocolVar}=${protocol}: effectd exports traces over OTLP/HTTP (http/json); point OTEL_EXPORTER_OTLP_ENDPOINT at the receiver's HTTP port (4318 by default), not its gRPC port`);
+    throw new EffectdError('invalid_config', `${protocolVar}=${protocol}: effectd exports traces over OTLP/HTTP (http/json); point OTEL_EXPORTER_OTLP_ENDPOINT at the receiver's HTTP port (4318 by default), not its gRPC port`);
   }
   // The exporter resolves the endpoint the same way (a traces endpoint as is, a general one + /v1/traces).
   const endpoint = specific ?? (general !== undefined ? `${general.replace(/\/+$/, '')}/v1/traces` : DEFAULT_ENDPOINT);
@@ -59,19 +60,19 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
   let url: URL;
   try {
     url = new URL(endpoint);
-  } catch {
-    throw new Error(`${which} is not a URL (expected e.g. http://localhost:4318)`);
+  } catch (error) {
+    throw new EffectdError('invalid_config', `${which} is not a URL (expected e.g. http://localhost:4318)`, {}, { cause: error });
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${which} must be an http:// or https:// URL, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EffectdError('invalid_config', `${which} must be an http:// or https:// URL, not ${url.protocol}`);
   const batch: BatchSettings = {};
   for (const [field, name] of Object.entries(BATCH_ENV) as [keyof BatchSettings, string][]) {
     const raw = value(name);
     if (raw === undefined) continue;
     const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, not "${raw}"`);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new EffectdError('invalid_config', `${name} must be a positive whole number, not "${raw}"`);
     batch[field] = n;
   }
-  if ((batch.maxExportBatchSize ?? 512) > (batch.maxQueueSize ?? 2048)) throw new Error('OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed OTEL_BSP_MAX_QUEUE_SIZE (2048 by default)');
+  if ((batch.maxExportBatchSize ?? 512) > (batch.maxQueueSize ?? 2048)) throw new EffectdError('invalid_config', 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed OTEL_BSP_MAX_QUEUE_SIZE (2048 by default)');
   return {
     kind: 'otlp',
     serviceName: value('OTEL_SERVICE_NAME') ?? DEFAULT_SERVICE_NAME,

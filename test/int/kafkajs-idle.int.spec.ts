@@ -1,11 +1,11 @@
 // kafkajs 2.2.4 keeps every idle broker connection on a 1 ms timer (tulios/kafkajs#1556); effectd
-// patches its request queue (src/transport/kafka/kafkajs-idle-fix.ts). On the real broker: a
+// patches its request queue (src/shared/kafkajs-idle-fix.ts). On the real broker: a
 // connected, idle client checks its request queues a handful of times in a second,
 // not about a thousand times per connection.
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
-import '../../src/transport/kafka/kafkajs-idle-fix.js';
-import { patchKafkajsIdleLoop } from '../../src/transport/kafka/kafkajs-idle-fix.js';
+import '../../src/shared/kafkajs-idle-fix.js';
+import { patchKafkajsIdleLoop } from '../../src/shared/kafkajs-idle-fix.js';
 import { testKafka } from '../support/kafka-harness.js';
 
 const require = createRequire(import.meta.url);

@@ -8,7 +8,7 @@ import { startHoldingProxy } from '../support/holding-proxy.js';
 
 /**
  * A request that reaches a slow provider late (docs/design.md, "Reconciliation"; the settle window
- * counts from `settleFrom`, src/core/reconcile-decision.ts): a TCP proxy holds the first mutating
+ * counts from `settleFrom`, src/core/reconcile-schedule.ts): a TCP proxy holds the first mutating
  * request's bytes for HOLD_MS, longer than the tool's timeout and longer than the settle window
  * counted from the DISPATCH, then hands them to the real simulator, which commits at once; the reply
  * is swallowed. effectd records `unknown`; the agent decides again (the bench's effectd+redecide:
@@ -22,7 +22,7 @@ import { startHoldingProxy } from '../support/holding-proxy.js';
  *
  * The first describe is the settle-window anchor (passes with settleFrom = the attempt's finish; two
  * charges when it counts from the dispatch). The two after it were duplicates this test found, now
- * rules of src/core/reconcile-decision.ts: a lookup with no answer proves nothing (`unanswered`),
+ * rules of src/core/reconcile-schedule.ts: a lookup with no answer proves nothing (`unanswered`),
  * and a look counts from when it was ASKED (`askedAt`), not from when its answer arrived.
  * (It also found the bench's HTTP lanes sharing one PostgreSQL ledger with other providers behind
  * each: effectd's rule is that every instance on a ledger reaches the same providers, so the bench
@@ -220,8 +220,8 @@ describe.each<Ledger>(['sqlite', 'postgres'])('a request that reaches the provid
 /**
  * Found by this test (two charges before the fix): a lookup that got no answer was counted as a look
  * that saw nothing. The reconciler recorded a lookup that timed out (or answered 5xx, or was
- * refused) as a `pending` check like a real "0 matches" (src/shell/reconciler.ts, lookup()), and
- * nextLookup() (src/core/reconcile-decision.ts) counted every check after the window's end as the
+ * refused) as a `pending` check like a real "0 matches" (src/shell/provider-checks.ts, lookUp()), and
+ * nextLookup() (src/core/reconcile-schedule.ts) counted every check after the window's end as the
  * last look, whatever it saw: a consistent contract then "proved" absence (`not_committed`) without
  * a single answer from the provider. Now such a check is `unanswered`, asked again with backoff, and
  * escalated after MAX_UNANSWERED_LOOKS. Here the charge committed (its reply was lost) and every

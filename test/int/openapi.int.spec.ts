@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { swaggerUiDir } from '../../src/api/openapi/docs-assets.js';
+import { HUMAN_STATUSES } from '../../src/core/effect-lifecycle.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import { launchChromium } from '../support/chromium.js';
 import { getJson, postJson, startEffectd, startPayments, type InProcessEffectd } from '../support/effectd-harness.js';
@@ -120,6 +121,9 @@ describe('the API describes itself (/openapi.json, /docs, /v1/tools, /v1/sagas/d
     conforms('WorkflowList', (await getJson(`${effectd.url}/v1/workflows`, effectd.agent)).body);
     conforms('History', (await getJson(`${effectd.url}/v1/workflows/wf-openapi-1/history`, effectd.agent)).body);
     conforms('Caller', (await getJson(`${effectd.url}/v1/whoami`, effectd.agent)).body);
+    const meta = (await getJson(`${effectd.url}/v1/meta`, effectd.agent)).body;
+    conforms('Meta', meta);
+    expect(meta.lifecycle.filter((row: { human: string }) => row.human !== 'no').map((row: { status: string }) => row.status)).toEqual([...HUMAN_STATUSES]);
     conforms('Health', (await getJson(`${effectd.url}/healthz`)).body);
     // An answer that does not fit is refused by the same check (the schemas are closed where effectd's answers are).
     const validate = ajv.getSchema('effectd#/components/schemas/EffectOutcome')!;

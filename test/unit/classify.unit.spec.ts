@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { classifyDispatch, type ClassificationRules } from '../../src/core/classify.js';
 import type { DispatchResult } from '../../src/core/dispatch-result.js';
-import { parseConfig } from '../../src/providers/config-loader.js';
+import { parseConfig } from '../../src/config/config-loader.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const response = (status: number, replayed: boolean, body: unknown = { error: { type: 'api_error' } }): DispatchResult => ({

@@ -2,9 +2,9 @@
 // provider URLs from the environment, the config's own sagas checked like the built-in ones.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { configuredSagas } from '../../src/config/configured-sagas.js';
+import { configuredSagas } from '../../src/runtime/configured-sagas.js';
 import { defineConfig, defineSaga } from '../../src/config/index.js';
-import { loadConfig, providerUrlVariable, type LoadConfigOptions } from '../../src/providers/config-loader.js';
+import { loadConfig, providerUrlVariable, type LoadConfigOptions } from '../../src/config/config-loader.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const ticket = {

@@ -6,7 +6,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { configSchemaText, CONFIG_SCHEMA_FILE } from '../../src/config/config-schema.js';
-import { packageRoot, parseConfig } from '../../src/providers/config-loader.js';
+import { parseConfig } from '../../src/config/config-loader.js';
+import { packageRoot } from '../../src/shared/package-root.js';
 
 const read = (file: string) => readFileSync(join(packageRoot(), file), 'utf8');
 

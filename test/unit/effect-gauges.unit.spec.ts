@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EffectState } from '../../src/core/effect-state.js';
 import { effectGauges } from '../../src/metrics/effect-gauges.js';
-import { summarizeWorkflows } from '../../src/runtime/workflow-summaries.js';
+import { summarizeWorkflows } from '../../src/gateway/views/workflow-summaries.js';
 
 const NOW = 1_000_000;
 function effect(id: string, tool: string, status: EffectState['recordedStatus'], extra: Partial<EffectState> = {}, workflowId = 'wf-1'): EffectState {

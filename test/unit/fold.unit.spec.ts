@@ -5,7 +5,7 @@ import { SETTLED_STATUSES as SETTLED } from '../../src/core/effect-lifecycle.js'
 import { isEffectdError } from '../../src/core/errors.js';
 import type { EffectEvent as LedgerEvent } from '../../src/core/events.js';
 import { evolveEffect, foldWorkflow, type WorkflowState } from '../../src/core/fold.js';
-import { decideDispatch } from '../../src/core/shell-decision.js';
+import { resubmitStep } from '../support/decide.js';
 import { declared, finished, started } from '../support/events.js';
 
 const E = 'eff_1';
@@ -82,7 +82,7 @@ describe('the fold', () => {
         const effect = foldWorkflow(all.slice(0, i + 1)).effects.get(E)!;
         for (const now of [effect.lastEventAt, effect.lastEventAt + 1e9]) {
           expect(['declared', 'dispatching', 'unknown']).not.toContain(effectStatus(effect, now));
-          expect(['declare', 'claim', 'retry-same-key']).not.toContain(decideDispatch(effect, 'digest-a', now, { dedupesByKey: true }).kind);
+          expect(['claim', 'resend', 'lookup', 'hold']).not.toContain(resubmitStep(effect, now, { lookup: 'reference', lookupConsistent: false, dedupesByKey: true, settleWindowMs: 1_000, resends: { max: 3, withinMs: 1e12 } }).kind);
         }
       }
     }), { numRuns: 300 });

@@ -5,8 +5,10 @@ import { isEffectdError } from '../../src/core/errors.js';
 import type { EffectEvent } from '../../src/core/events.js';
 import { foldWorkflow } from '../../src/core/fold.js';
 import { appliedWait, preferredWaitMs } from '../../src/core/prefer-wait.js';
-import { decideSettleStep, type ReconcilePolicy, type SettleProgress } from '../../src/core/reconcile-decision.js';
-import { effectdConfigSpec } from '../../src/providers/tool-contract.js';
+import type { Progress as SettleProgress } from '../../src/core/next-step.js';
+import type { ReconcilePolicy } from '../../src/core/reconcile-schedule.js';
+import { settleStep as decideSettleStep } from '../support/decide.js';
+import { effectdConfigSpec } from '../../src/config/tool-contract.js';
 import { declared, finished, started } from '../support/events.js';
 
 const E = 'eff_settle';
@@ -24,7 +26,7 @@ describe('decideSettleStep: the inline settle reuses the reconciler\'s rules', (
     const effect = effectOf(lost());
     expect(decideSettleStep(effect, 1_100, stripe, fresh())).toEqual({ kind: 'lookup' });
     const looked = effectOf([...lost(), check(1_110)]);
-    expect(decideSettleStep(looked, 1_120, stripe, { lookedUp: true, resent: false })).toEqual({ kind: 'retry-same-key' });
+    expect(decideSettleStep(looked, 1_120, stripe, { lookedUp: true, resent: false })).toEqual({ kind: 'resend' });
   });
 
   it('a lookup that finds nothing proves nothing while the settle window is open, even a consistent one', () => {
@@ -33,25 +35,25 @@ describe('decideSettleStep: the inline settle reuses the reconciler\'s rules', (
     const progress = { lookedUp: true, resent: false };
     for (const now of [1_120, 1_400, 60_000, 120_999, 121_099]) {
       const step = decideSettleStep(looked, now, consistent, progress);
-      expect(step.kind, `at ${now}`).not.toBe('not-committed');
+      expect(step.kind, `at ${now}`).not.toBe('prove-not-committed');
       expect(['wait', 'lookup']).toContain(step.kind);
     }
     // Only a look taken after the window ends proves absence; the window counts from the moment
     // effectd stopped waiting (the reply was lost at t=1100), not from the dispatch.
     const early = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110), check(121_000)]);
-    expect(decideSettleStep(early, 121_001, consistent, progress).kind).not.toBe('not-committed');
+    expect(decideSettleStep(early, 121_001, consistent, progress).kind).not.toBe('prove-not-committed');
     const after = effectOf([...lost({ providerKey: null, keyExpiresAt: null }), check(1_110), check(121_100)]);
-    expect(decideSettleStep(after, 121_101, consistent, progress)).toMatchObject({ kind: 'not-committed' });
+    expect(decideSettleStep(after, 121_101, consistent, progress)).toMatchObject({ kind: 'prove-not-committed' });
   });
 
   it('never resends after the key expired', () => {
     const expired = effectOf([...lost({ keyExpiresAt: 1_050 }), check(1_110)]);
-    for (const now of [1_120, 200_000]) expect(decideSettleStep(expired, now, stripe, { lookedUp: true, resent: false }).kind).not.toBe('retry-same-key');
+    for (const now of [1_120, 200_000]) expect(decideSettleStep(expired, now, stripe, { lookedUp: true, resent: false }).kind).not.toBe('resend');
   });
 
   it('never resends when the provider does not dedupe, or the key is spent (a resend was refused) or poisoned', () => {
     const noDedupe = { ...stripe, dedupesByKey: false };
-    expect(decideSettleStep(effectOf([...lost(), check(1_110)]), 1_120, noDedupe, { lookedUp: true, resent: false }).kind).not.toBe('retry-same-key');
+    expect(decideSettleStep(effectOf([...lost(), check(1_110)]), 1_120, noDedupe, { lookedUp: true, resent: false }).kind).not.toBe('resend');
     const refusedResend: EffectEvent = { type: 'AttemptFinished', v: 1, at: 1_300, effectId: E, attempt: 2, outcome: 'failed_before_effect', httpStatus: 400, replayed: false, reason: 'refused', latencyMs: 1 };
     // A refused resend proves nothing about the first dispatch, and spends the key: lookups only.
     const spent = effectOf([...lost(), started(E, 2, 1_200), refusedResend]);

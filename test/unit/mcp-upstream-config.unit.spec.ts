@@ -1,9 +1,8 @@
 // Upstream MCP servers as providers: the config shape, the errors a mistake gets at load, and the
 // recorded tools/call (what a same-key resend sends again).
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/providers/config-loader.js';
+import { parseConfig } from '../../src/config/config-loader.js';
 import { renderRequest } from '../../src/providers/provider-router.js';
-import { reconcilePolicy } from '../../src/shell/reconciler.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const charge = (patch: Record<string, unknown> = {}) => ({
@@ -45,7 +44,7 @@ describe('upstream MCP providers in the config', () => {
 
   it('compiles the contract: the lookup tool is the reconcile policy, the scope names the upstream tool', () => {
     const tool = registry(charge()).get('upstream.charge')!;
-    expect(reconcilePolicy(tool)).toMatchObject({ lookup: 'reference', lookupConsistent: false, dedupesByKey: true });
+    expect(tool.policy).toMatchObject({ lookup: 'reference', lookupConsistent: false, dedupesByKey: true });
     expect(tool.keyRetentionMs).toBe(86_400_000);
     expect(tool.scope(tool.schema.parse({ invoiceId: 'I', amount: 100 }))).toMatchObject({ provider: 'pay-mcp', endpoint: 'MCP create_charge' });
     expect(tool.classification.receiptPath).toBe('structuredContent.id');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { effectCommand } from '../../src/core/effect-command.js';
 import { resolutionInput } from '../../src/gateway/inputs.js';
 import { errorStatuses, openApiDocument } from '../../src/api/openapi/document.js';
-import { jsonSchemaOf } from '../../src/api/openapi/json-schema.js';
+import { jsonSchemaOf } from '../../src/gateway/views/json-schema.js';
 import { ROUTES } from '../../src/api/openapi/routes.js';
 
 const doc = openApiDocument('1.2.3');

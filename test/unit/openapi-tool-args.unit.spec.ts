@@ -1,8 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { toolArgsJsonSchema } from '../../src/api/openapi/tool-args-schema.js';
-import { effectdConfigSpec } from '../../src/providers/tool-contract.js';
+import { toolArgsJsonSchema } from '../../src/gateway/views/tool-args-schema.js';
+import { effectdConfigSpec } from '../../src/config/tool-contract.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const tools = new ToolRegistry(effectdConfigSpec.parse({

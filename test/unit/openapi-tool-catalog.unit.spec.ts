@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toolCatalog, toolCatalogSchema } from '../../src/api/openapi/tool-catalog.js';
-import { parseConfig } from '../../src/providers/config-loader.js';
+import { toolCatalog, toolCatalogSchema } from '../../src/gateway/views/tool-catalog.js';
+import { parseConfig } from '../../src/config/config-loader.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const upstream = (name: string, provider: string) => ({
@@ -21,7 +21,7 @@ const tools = new ToolRegistry(parseConfig({
 }, 'test.json'));
 
 describe('the tool catalog (GET /v1/tools) for upstream MCP providers', () => {
-  const catalog = toolCatalog(tools);
+  const catalog = toolCatalog(tools.list());
 
   it('describes where a tool goes by names only: no header, value, argument, environment or URL secret', () => {
     const text = JSON.stringify(catalog);

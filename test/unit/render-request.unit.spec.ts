@@ -1,7 +1,7 @@
 // renderRequest stamps the reference into the request body without writing into the effect's args:
 // the body shares the args' nested objects (a map arg sent as is, or filled in whole by a template).
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/providers/config-loader.js';
+import { parseConfig } from '../../src/config/config-loader.js';
 import { renderRequest } from '../../src/providers/provider-router.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { argFieldSpec } from '../../src/core/arg-fields.js';
 import { renderRequest } from '../../src/providers/provider-router.js';
-import { effectdConfigSpec, idempotencySpec, lookupSpec, mcpCallSpec, mcpLookupSpec, mcpProviderSpec, toolContractSpec } from '../../src/providers/tool-contract.js';
+import { effectdConfigSpec, idempotencySpec, lookupSpec, mcpCallSpec, mcpLookupSpec, mcpProviderSpec, toolContractSpec } from '../../src/config/tool-contract.js';
 import { ToolRegistry } from '../../src/providers/tool-registry.js';
 
 const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'tool-reference.md'), 'utf8');

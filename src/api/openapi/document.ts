@@ -1,4 +1,4 @@
-import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
+import { jsonSchemaOf, type JsonSchema } from '../../gateway/views/json-schema.js';
 import { ErrorBody, ROUTES, type Named, type ResponseDoc, type RouteDoc } from './routes.js';
 
 /** What each error status means at effectd's HTTP ingress (src/api/error-filter.ts, http-server.ts). */

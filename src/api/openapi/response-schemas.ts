@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ledgerEvent } from '../../core/events.js';
-import { EFFECT_STATUSES } from '../../core/effect-lifecycle.js';
+import { effectEvent, ledgerEvent } from '../../core/events.js';
+import { EFFECT_STATUSES, type AgentTold, type EffectEventType, type HumanNeed, type SagaReaction } from '../../core/effect-lifecycle.js';
 
 /**
  * What effectd answers over HTTP, as zod schemas: the OpenAPI document's response bodies. The
- * handlers build these objects in src/gateway/gateway.ts; the schemathesis run and
+ * gateway's views build these objects (src/gateway/views/); the schemathesis run and
  * test/int/openapi.int.spec.ts check that the answers keep matching them.
  */
 
@@ -186,6 +186,48 @@ export const whoamiSchema = z.object({
   role: z.enum(['agent', 'operator']),
   tenant: z.string().meta({ description: 'The tenant the credential acts for (`*`: every tenant).' }),
 });
+
+/** The values of a lifecycle column with what each means: a Record, so a value added in src/core/effect-lifecycle.ts without a line here does not compile. */
+const HUMAN_NEED: Record<HumanNeed, string> = {
+  no: 'no human is needed',
+  yes: 'only a human moves it',
+  'when-no-lookup-left': 'a human decides once effectd has no lookup of its own left to take',
+};
+const AGENT_TOLD: Record<AgentTold, string> = {
+  done: 'done',
+  not_done: 'not_done',
+  unknown: 'unknown',
+  'as-holder': 'what the effect it is held against answers',
+};
+const SAGA_REACTION: Record<SagaReaction, string> = {
+  'next-step': 'the saga goes on to its next step',
+  compensate: 'the saga compensates its committed steps',
+  wait: 'the saga waits',
+};
+const valuesOf = <K extends string>(meanings: Record<K, string>) => Object.keys(meanings) as [K, ...K[]];
+const described = (meanings: Record<string, string>) => Object.entries(meanings).map(([value, meaning]) => `\`${value}\`: ${meaning}`).join('; ');
+
+const lifecycleRowSchema = z.object({
+  status: effectStatusSchema,
+  meaning: z.string().meta({ description: 'What the status means, in one line.' }),
+  open: z.boolean().meta({ description: 'Not settled for good: lists of it are complete (the open view), not only recent.' }),
+  settled: z.boolean().meta({ description: 'An outcome is recorded: no attempt\'s late answer changes it.' }),
+  inProgress: z.boolean().meta({ description: 'effectd itself is still moving it (no human is waited for).' }),
+  holdsContent: z.boolean().meta({ description: 'A new step with the same business content is held back while a matching effect is in this status.' }),
+  holdsTarget: z.boolean().meta({ description: 'A new step on the same tool and target is held back while an effect is in this status.' }),
+  unknownClock: z.boolean().meta({ description: 'Counts in the time an effect has been unknown.' }),
+  human: z.enum(valuesOf(HUMAN_NEED)).meta({ description: `When a human is needed: ${described(HUMAN_NEED)}.` }),
+  resolvable: z.boolean().meta({ description: 'An operator may settle it with what they found at the provider (POST /v1/effects/{effectId}/resolve).' }),
+  releasable: z.boolean().meta({ description: 'An operator may let it go (POST /v1/effects/{effectId}/release).' }),
+  agent: z.enum(valuesOf(AGENT_TOLD)).meta({ description: `What the agent is told: ${described(AGENT_TOLD)}.` }),
+  saga: z.enum(valuesOf(SAGA_REACTION)).meta({ description: `What a saga does about a step in this status: ${described(SAGA_REACTION)}.` }),
+  events: z.array(z.enum(effectEvent.options.map((o) => o.shape.type.value) as [EffectEventType, ...EffectEventType[]]))
+    .meta({ description: 'The effect events accepted in this status (each event\'s own rules then apply).' }),
+}).meta({ description: 'One status of an effect\'s life and every flag effectd asks about it.' });
+
+export const metaSchema = z.object({
+  lifecycle: z.array(lifecycleRowSchema).meta({ description: 'The effect lifecycle table (src/core/effect-lifecycle.ts), one row per status, in lifecycle order.' }),
+}).meta({ description: 'What this effectd means by its states: take sets of states from here rather than keeping lists of your own.' });
 
 export const healthSchema = z.looseObject({
   status: z.literal('ok'),

@@ -3,11 +3,11 @@ import { effectCommand, tenantField } from '../../core/effect-command.js';
 import { decisionInput, duplicateHandlingInput, effectListQuery, releaseInput, resolutionInput, sagaStartInput, workflowIdField, workflowListQuery } from '../../gateway/inputs.js';
 import { DOCS_ASSET_NAMES } from './docs-assets.js';
 import {
-  decisionListSchema, decisionResultSchema, effectDetailSchema, effectListSchema, effectOutcomeSchema, errorBodySchema, healthSchema, historySchema,
+  decisionListSchema, decisionResultSchema, effectDetailSchema, effectListSchema, effectOutcomeSchema, errorBodySchema, healthSchema, historySchema, metaSchema,
   sagaListSchema, sagaViewSchema, whoamiSchema, workflowListSchema, workflowTimelineSchema,
 } from './response-schemas.js';
-import { sagaCatalogSchema } from './saga-catalog.js';
-import { toolCatalogSchema } from './tool-catalog.js';
+import { sagaCatalogSchema } from '../../gateway/views/saga-catalog.js';
+import { toolCatalogSchema } from '../../gateway/views/tool-catalog.js';
 
 /** A schema the document lists by name under components.schemas. */
 export interface Named {
@@ -219,6 +219,12 @@ export const ROUTES: readonly RouteDoc[] = [
     summary: 'Every tool: its contract and the JSON Schema of its arguments',
     description: 'The contracts as configured. Providers are described without secrets: header and value names, never their values.',
     responses: { 200: { description: 'The tool catalog.', json: [named('ToolCatalog', toolCatalogSchema)] } },
+  },
+  {
+    method: 'get', path: '/v1/meta', operationId: 'meta', tag: 'catalog', auth: true,
+    summary: 'The effect lifecycle: every state, what it means and what it allows',
+    description: 'One row per state (src/core/effect-lifecycle.ts): whether it is open or settled, whether a human is needed, whether an operator may resolve or release it, what the agent is told, what a saga does, and the events it accepts. Clients take their sets of states from here (the console does).',
+    responses: { 200: { description: 'The lifecycle table.', json: [named('Meta', metaSchema)] } },
   },
   {
     method: 'get', path: '/v1/whoami', operationId: 'whoami', tag: 'session', auth: true,

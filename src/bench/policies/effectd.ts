@@ -1,6 +1,7 @@
 import { sleep, type Exchange } from '../bench-http.js';
 import type { EffectdEndpoint } from '../effectd-fleet.js';
 import type { Observation, Policy, Send, ToolCall } from './policy.js';
+import { CodedError } from '../../shared/coded-error.js';
 
 interface OutcomeBody {
   status?: 'done' | 'not_done' | 'unknown';
@@ -109,7 +110,7 @@ export function answer(result: Extract<Exchange, { kind: 'response' }>): Observa
   const body = (result.body ?? {}) as OutcomeBody;
   const text = body.message ?? JSON.stringify(body);
   if (result.status === 422) return { kind: 'conflict', text };
-  if (result.status === 401 || result.status === 403) throw new Error(`effectd refused the benchmark's agent credential: ${text}`);
+  if (result.status === 401 || result.status === 403) throw new CodedError('invalid_config', `effectd refused the benchmark's agent credential: ${text}`);
   if (result.status === 409 || body.status === 'unknown') return { kind: 'unknown', text, ...(body.effectId ? { effectId: body.effectId } : {}), ...(body.state ? { state: body.state } : {}) };
   if (body.status === 'done') return { kind: 'done', text, ...(body.receipt ? { receipt: body.receipt } : {}), ...(body.state === 'held' ? { held: true } : {}) };
   if (body.status === 'not_done') return { kind: 'not_done', text };

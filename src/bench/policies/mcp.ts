@@ -5,6 +5,7 @@ import type { BenchUpstreamMcp } from '../upstream-mcp.js';
 import { upstreamToolName } from '../upstream-mcp.js';
 import type { EffectdPolicy, Route } from './effectd.js';
 import type { Observation, Policy, ToolCall } from './policy.js';
+import { CodedError } from '../../shared/coded-error.js';
 
 const WITH_A_HUMAN = new Set(['escalated', 'terminal_failure']);
 /** How often the harness re-issues a call effectd answered `unknown` (a new JSON-RPC id, the same `_meta`). */
@@ -129,7 +130,7 @@ export function observeEffectd(result: CallToolResult): Observation {
   const body = (result.structuredContent ?? {}) as { status?: string; state?: string; effectId?: string; receipt?: string; reason?: string; message?: string; error?: string };
   const message = body.message ?? text(result);
   if (body.error === 'intent_conflict') return { kind: 'conflict', text: message };
-  if (body.error === 'unauthorized' || body.error === 'forbidden') throw new Error(`effectd refused the benchmark's agent over MCP: ${message}`);
+  if (body.error === 'unauthorized' || body.error === 'forbidden') throw new CodedError('invalid_config', `effectd refused the benchmark's agent over MCP: ${message}`);
   switch (body.status) {
     case 'done':
       return { kind: 'done', text: message, ...(body.receipt ? { receipt: body.receipt } : {}), ...(body.state === 'held' ? { held: true } : {}) };

@@ -3,6 +3,7 @@ import { COMPENSATE_STATUSES } from '../effect-lifecycle.js';
 import { effectStatus, settledNeverSent, type EffectState, type EffectStatus } from '../effect-state.js';
 import type { WorkflowState } from '../fold.js';
 import { compensationStepKey, type Receipts, type SagaDefinition } from './saga-definition.js';
+import { EffectdError } from '../errors.js';
 
 /** What the saga runner does next, decided from the workflow stream alone. */
 export type SagaDecision =
@@ -56,7 +57,7 @@ export type EffectIdFor = (stepKey: string, slot?: number) => string;
  */
 export function decideSaga<I>(saga: SagaDefinition<I>, input: I, workflow: WorkflowState, now: number, effectIdFor: EffectIdFor, retry: CompensationRetryPolicy = DEFAULT_COMPENSATION_RETRY): SagaDecision {
   const progress = workflow.saga;
-  if (!progress) throw new Error('decideSaga needs a started saga');
+  if (!progress) throw new EffectdError('internal', 'decideSaga needs a started saga');
   if (progress.finished) return { kind: 'finished' };
   const stateOf = (stepKey: string) => {
     const effect = workflow.effects.get(effectIdFor(stepKey));

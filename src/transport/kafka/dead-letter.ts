@@ -1,6 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 import type { DeadLetterReason, DeadLetterSender } from './command-verdict.js';
-import type { Outgoing } from './coalescing-publisher.js';
+import type { Outgoing } from '../../shared/coalescing-publisher.js';
 
 export const DLQ_HEADER = {
   reason: 'effectd-dlq-reason',

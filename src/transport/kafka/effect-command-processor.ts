@@ -1,7 +1,6 @@
 import type { IHeaders } from 'kafkajs';
 import { asEffectdError, EffectdError } from '../../core/errors.js';
 import type { Caller, Gateway } from '../../gateway/gateway.js';
-import type { Ledger } from '../../ledger/ledger.port.js';
 import { decodeCommand, type CommandEnvelope, type DecodedCommand } from '../wire/command-codec.js';
 import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
 import { backoffMs, pauseWhile } from './backoff.js';
@@ -30,6 +29,15 @@ export interface CommandRecord {
 const HEALTH_PROBE_STREAM = 'effectd-health-probe';
 
 /**
+ * All the processor asks of the ledger: whether it answers a read, to tell a poison message from an
+ * outage. Said here, not imported from src/ledger: an ingress does not reach into the ledger's port
+ * (the runtime's ledger is one).
+ */
+export interface LedgerProbe {
+  readStream(stream: string): Promise<unknown>;
+}
+
+/**
  * One Kafka command from bytes to verdict, as a thin transport over the gateway: decode (proto3
  * JSON), authenticate the sender by the credential in its `authorization` header, check its reply
  * topic, submit through the gateway, and say what to publish. Errors become verdicts in one place
@@ -41,7 +49,7 @@ export class EffectCommandProcessor {
   private readonly poisonAfterTries: number;
   private readonly log: (line: string) => void;
 
-  constructor(private readonly runtime: { gateway: Gateway; ledger: Ledger }, private readonly topics: KafkaTopics, options: ProcessorOptions = {}) {
+  constructor(private readonly runtime: { gateway: Gateway; ledger: LedgerProbe }, private readonly topics: KafkaTopics, options: ProcessorOptions = {}) {
     this.poisonAfterTries = options.poisonAfterTries ?? 8;
     this.log = options.log ?? ((line) => console.error(line));
   }

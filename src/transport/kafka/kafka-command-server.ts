@@ -4,8 +4,8 @@ import { lastValueFrom } from 'rxjs';
 import { EffectdError } from '../../core/errors.js';
 import { backoffMs, pauseWhile, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
-import { CoalescingPublisher } from './coalescing-publisher.js';
-import './kafkajs-idle-fix.js';
+import { CoalescingPublisher } from '../../shared/coalescing-publisher.js';
+import '../../shared/kafkajs-idle-fix.js';
 import { deadLetter, deadLetterLine, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { PartitionPipeline, Semaphore } from './partition-pipeline.js';
@@ -112,7 +112,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private async start(): Promise<void> {
     // Looked up once: Nest normalizes the pattern on every lookup.
     this.handler = this.getHandlerByPattern(EFFECT_COMMAND);
-    if (!this.handler) throw new Error(`no handler for ${EFFECT_COMMAND}`);
+    if (!this.handler) throw new EffectdError('internal', `no handler for ${EFFECT_COMMAND}`);
     const { topics } = this.settings;
     this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();

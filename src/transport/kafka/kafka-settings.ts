@@ -1,3 +1,4 @@
+import { EffectdError } from '../../core/errors.js';
 export interface KafkaTopics {
   commands: string;
   outcomes: string;
@@ -25,7 +26,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  if (!Number.isInteger(value) || value <= 0) throw new EffectdError('invalid_config', `${name} must be a positive integer, not "${raw}"`);
   return value;
 }
 
@@ -36,7 +37,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
  */
 export function kafkaIngressSettings(brokers: string, overrides: { groupId?: string; clientId?: string } = {}, env: NodeJS.ProcessEnv = process.env): KafkaIngressSettings {
   const list = brokers.split(',').map((b) => b.trim()).filter(Boolean);
-  if (list.length === 0) throw new Error('--kafka needs at least one broker, e.g. 127.0.0.1:9092');
+  if (list.length === 0) throw new EffectdError('invalid_config', '--kafka needs at least one broker, e.g. 127.0.0.1:9092');
   const sessionTimeoutMs = intFrom(env, 'EFFECTD_KAFKA_SESSION_TIMEOUT_MS', 30_000);
   return {
     brokers: list,

@@ -1,5 +1,5 @@
 import { sagas as builtinSagas } from '../../sagas/index.js';
-import type { ResolvedConfig } from '../providers/config-loader.js';
+import type { ResolvedConfig } from '../config/config-loader.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
 import { SagaRegistry } from '../shell/saga-registry.js';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ANSWER_BUDGET_MARGIN_MS, answerBudgetCeilingMs } from '../core/answer-budget.js';
 import { argFieldSpec } from '../core/arg-fields.js';
 import { outcomeClass } from '../core/events.js';
-import { sagaDefinitionSpec } from '../config/saga-definition-spec.js';
+import { sagaDefinitionSpec } from './saga-definition-spec.js';
 
 /**
  * What effectd knows about a tool, as declared in a configuration file. The built-in simulated

@@ -1,5 +1,5 @@
-import { IN_PROGRESS_STATUSES } from '../core/effect-lifecycle.js';
-import { effectStatus, needsHuman, type EffectState, type EffectStatus } from '../core/effect-state.js';
+import { IN_PROGRESS_STATUSES } from '../../core/effect-lifecycle.js';
+import { effectStatus, needsHuman, type EffectState, type EffectStatus } from '../../core/effect-state.js';
 
 /** One workflow as a list row: where its effects stand and whether a human is needed. */
 export interface WorkflowSummary {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Tool, ToolRegistry } from '../../providers/tool-registry.js';
-import { isMcpProvider, toolContractSpec, type ProviderSpec } from '../../providers/tool-contract.js';
+import type { Tool } from '../../providers/tool-registry.js';
+import { isMcpProvider, toolContractSpec, type ProviderSpec } from '../../config/tool-contract.js';
 import { toolArgsJsonSchema } from './tool-args-schema.js';
 
 /**
@@ -41,8 +41,8 @@ export const toolViewSchema = z.object({
 export const toolCatalogSchema = z.object({ tools: z.array(toolViewSchema) });
 export type ToolView = z.infer<typeof toolViewSchema>;
 
-export function toolCatalog(tools: ToolRegistry): z.infer<typeof toolCatalogSchema> {
-  return { tools: tools.list().map(toolView) };
+export function toolCatalog(tools: readonly Tool[]): z.infer<typeof toolCatalogSchema> {
+  return { tools: tools.map(toolView) };
 }
 
 function toolView(tool: Tool): ToolView {

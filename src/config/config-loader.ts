@@ -1,20 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { EffectdError } from '../core/errors.js';
+import { packageRoot } from '../shared/package-root.js';
 import { effectdConfigSpec, isMcpProvider, type EffectdConfig, type ProviderSpec } from './tool-contract.js';
-
-/** The repository root (where package.json is), from src/ under vitest or dist/src/ when compiled. */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('effectd: cannot find its package root');
-    dir = parent;
-  }
-  return dir;
-}
 
 /** A configuration as effectd runs it: the user's file merged with the built-in tools when it asks for them. */
 export type ResolvedConfig = Omit<EffectdConfig, 'builtinSagas'> & { builtinSagas: boolean };

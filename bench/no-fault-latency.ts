@@ -1,15 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHttpServer } from '../api/http-server.js';
-import { createRuntime } from '../runtime/effectd-runtime.js';
-import { startSimulator } from '../simulators/server.js';
+import { startHttpServer } from '../src/api/http-server.js';
+import { createRuntime } from '../src/runtime/effectd-runtime.js';
+import { startSimulator } from '../src/simulators/server.js';
 
 /**
  * The no-fault path with and without inline settle (docs/inline-settle.md): sequential charges
  * that all succeed, against the payments simulator through effectd's HTTP API in this process, in
  * interleaved rounds of `Prefer: wait=0` and the default budget. Prints p50/p99 per round.
- * `node dist/src/bench/no-fault-latency.js [charges per round] [rounds]`
+ * `node dist/bench/no-fault-latency.js [charges per round] [rounds]`
  */
 const perRound = Number(process.argv[2] ?? 300);
 const rounds = Number(process.argv[3] ?? 3);

@@ -1,6 +1,6 @@
 import type { SagaRegistry } from '../shell/saga-registry.js';
-import { withoutCredentials, type ResolvedConfig } from '../providers/config-loader.js';
-import { isMcpProvider } from '../providers/tool-contract.js';
+import { withoutCredentials, type ResolvedConfig } from '../config/config-loader.js';
+import { isMcpProvider } from '../config/tool-contract.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
 
 /** What `effectd config check` prints: providers (with URLs), tools (with provider), sagas (with steps). Never a header value. */

@@ -1,4 +1,4 @@
-import type { LedgerEvent } from '../core/events.js';
+import type { LedgerEvent } from '../../core/events.js';
 
 /** One line a person can read, per ledger event (CLI, demo, console). Exhaustive over event types. */
 export function describeEvent(event: LedgerEvent): string {

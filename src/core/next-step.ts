@@ -1,0 +1,290 @@
+import { findContentMatch, findTargetHold, holdsBack, holdsTarget } from './content-index.js';
+import { lifecycleOf } from './effect-lifecycle.js';
+import { currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
+import type { DecisionRecorded } from './events.js';
+import type { WorkflowState } from './fold.js';
+import { askedAt, keyStillProtects, nextLookup, resendVerdict, settleFrom, type ReconcilePolicy } from './reconcile-schedule.js';
+
+/**
+ * What a tool's contract says about an effect's life, computed once where tools are registered:
+ * how it is reconciled, and whether effects on one target may run at once.
+ */
+export interface EffectPolicy extends ReconcilePolicy {
+  /** Many effects per target at once are normal for this tool: no target hold. */
+  concurrentTargets: boolean;
+}
+
+/** A submitted command, as the decider needs it. */
+export interface Submission {
+  effectId: string;
+  intentDigest: string;
+  step: string;
+  /** A declared repeat is never held by the content or target rules. */
+  repeat: boolean;
+  contentKey: string | undefined;
+  /** `targetKeyOf(tool, target)`. */
+  targetKey: string;
+  /** The step's journaled decision (the model decided this step before) and whether this command is it. */
+  journal?: { matches: true } | { matches: false; decision: DecisionRecorded };
+}
+
+/** What an inline run has done so far (it starts afresh for every answer). */
+export interface Progress {
+  lookedUp: boolean;
+  resent: boolean;
+  /** When the answer's budget is nearly spent: one last look then, if the schedule's next one comes later. */
+  lastLookAt?: number;
+}
+
+/**
+ * What the decision needs from outside the workflow's own stream, read by the runner BEFORE it
+ * decides (the decider does no I/O). Absent means "not read": when it matters, the decider asks
+ * for it with a `read` step and is called again.
+ */
+export interface Lookaside {
+  /** The tenant content window's match for a new effect (null: looked, nothing matched). */
+  tenantMatch?: { effect: EffectState } | null;
+  /** Effects of other workflows a held effect waits on, by effect id. */
+  holders?: ReadonlyMap<string, EffectState>;
+}
+
+export type Mode =
+  /** An agent's command: replay, refuse, hold, claim, or reconcile first (one lookup, one same-key resend). */
+  | { kind: 'submit'; submission: Submission; workflow: WorkflowState; progress: Progress; tenantWindow: boolean }
+  /** The answer waits, within its budget, for a lost reply to settle (docs/inline-settle.md). */
+  | { kind: 'settle'; progress: Progress }
+  /** The background reconciler's schedule: lookups with backoff, resends, proofs of absence, escalation, audits. */
+  | { kind: 'reconcile' }
+  /** What an operator asked for. */
+  | { kind: 'operator'; action: 'release' | 'resolve' };
+
+/** Where an effect a new step matches was found, and on what basis. */
+export interface Hold {
+  holder: EffectState;
+  scope: 'workflow' | 'tenant';
+  basis: 'content' | 'target';
+}
+
+/** The one next step for one effect. */
+export type Step =
+  /** Answer the submission with the effect as it stands (`final`: no later event can change this answer). */
+  | { kind: 'answer'; as: 'replayed' | 'in-flight' | 'held' | 'unsettled'; final?: boolean; holder?: EffectState }
+  /** Nothing to take now (reconcile, settle): the background reconciler, or a human, goes on. */
+  | { kind: 'none' }
+  /** The command is refused: nothing is recorded. */
+  | { kind: 'refuse'; code: 'intent_conflict' | 'illegal_transition'; message: string; details: Record<string, unknown> }
+  /** Claim a new attempt (declaring the effect first when it is new), then dispatch it once. */
+  | { kind: 'claim'; declare: boolean }
+  /** Declare the effect held behind another: never sent unless released. */
+  | ({ kind: 'hold' } & Hold)
+  /** Let a held effect go (then decide again). */
+  | { kind: 'release'; why: string }
+  | { kind: 'lookup' }
+  /** A same-key resend: the provider dedupes the key and the contract allows another. */
+  | { kind: 'resend' }
+  /** Settled through a resend: look its reference up once more for a second object. */
+  | { kind: 'audit' }
+  | { kind: 'escalate'; reason: string }
+  | { kind: 'prove-not-committed'; why: string }
+  | { kind: 'wait'; until: number; why: string }
+  /** An operator's resolution may be recorded. */
+  | { kind: 'resolve' }
+  /** Read this first, then decide again. */
+  | { kind: 'read'; what: 'tenant-content' }
+  | { kind: 'read'; what: 'holder'; workflowId: string; effectId: string };
+
+export interface StepInput {
+  /** The effect as folded (undefined: never declared). */
+  effect: EffectState | undefined;
+  policy: EffectPolicy;
+  now: number;
+  mode: Mode;
+  lookaside?: Lookaside;
+}
+
+/**
+ * The decider: what happens next to one effect, in every mode, from the folded state and what was
+ * read for it beforehand. Pure: no I/O, the time is an argument. The runner (src/shell/effect-runner.ts)
+ * carries the step out and calls it again on what the step left.
+ */
+export function nextStep(input: StepInput): Step {
+  switch (input.mode.kind) {
+    case 'submit':
+      return submissionStep(input, input.mode);
+    case 'settle':
+      return input.effect ? settleStep(input.effect, input.now, input.policy, input.mode.progress) : { kind: 'none' };
+    case 'reconcile':
+      return input.effect ? reconcileStep(input.effect, input.now, input.policy) : { kind: 'none' };
+    case 'operator':
+      return operatorStep(input, input.mode.action);
+  }
+}
+
+function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode: Extract<Mode, { kind: 'submit' }>): Step {
+  const { submission, workflow } = mode;
+  // A step the model already decided runs as decided.
+  if (submission.journal && !submission.journal.matches) {
+    const { decision } = submission.journal;
+    return { kind: 'refuse', code: 'intent_conflict', message: `was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, details: { step: decision.step, decision, journal: true } };
+  }
+  if (!effect) return newEffectStep(workflow, policy, now, mode, lookaside);
+  if (effect.declared.intentDigest !== submission.intentDigest) {
+    return { kind: 'refuse', code: 'intent_conflict', message: 'was declared with other arguments; a changed intent needs a new step', details: { effectId: effect.effectId, recordedDigest: effect.declared.intentDigest, submittedDigest: submission.intentDigest } };
+  }
+  const status = effectStatus(effect, now);
+  switch (status) {
+    case 'committed':
+    case 'failed_before_effect':
+      // Never changes: final, so a warm cache answers it unread.
+      return { kind: 'answer', as: 'replayed', final: true };
+    case 'terminal_failure':
+    case 'escalated':
+      return { kind: 'answer', as: 'replayed' };
+    case 'declared':
+      return { kind: 'claim', declare: false };
+    case 'held':
+      return heldStep(effect, workflow, now, lookaside);
+    case 'dispatching':
+      return { kind: 'answer', as: 'in-flight' };
+    case 'unknown':
+      // Reconcile first, never dispatch blindly: one lookup, then a same-key resend while the key protects.
+      if (policy.lookup !== 'none' && !mode.progress.lookedUp) return { kind: 'lookup' };
+      if (!mode.progress.resent && keyStillProtects(effect, now, policy)) return { kind: 'resend' };
+      return { kind: 'answer', as: 'unsettled' };
+  }
+}
+
+/** A new step: held when it repeats a done or open effect (content, then target), else claimed. */
+function newEffectStep(workflow: WorkflowState, policy: EffectPolicy, now: number, mode: Extract<Mode, { kind: 'submit' }>, lookaside: Lookaside): Step {
+  const { submission } = mode;
+  if (submission.repeat) return { kind: 'claim', declare: true };
+  if (submission.contentKey) {
+    const ids = workflow.byContent.get(submission.contentKey) ?? [];
+    const local = findContentMatch(ids.map((id) => workflow.effects.get(id)!), submission.contentKey, submission.effectId, now);
+    if (local) return { kind: 'hold', holder: local, scope: 'workflow', basis: 'content' };
+    if (mode.tenantWindow) {
+      if (lookaside.tenantMatch === undefined) return { kind: 'read', what: 'tenant-content' };
+      if (lookaside.tenantMatch) return { kind: 'hold', holder: lookaside.tenantMatch.effect, scope: 'tenant', basis: 'content' };
+    }
+  }
+  if (!policy.concurrentTargets) {
+    // Slots of one step are declared together on purpose (one-to-many): they never hold each other.
+    const others = (workflow.byTarget.get(submission.targetKey) ?? []).map((id) => workflow.effects.get(id)!).filter((e) => e.declared.step !== submission.step);
+    const open = findTargetHold(others, submission.effectId, now);
+    if (open) return { kind: 'hold', holder: open, scope: 'workflow', basis: 'target' };
+  }
+  return { kind: 'claim', declare: true };
+}
+
+/** A held effect stays held while what it waits on still holds; otherwise it is released. */
+function heldStep(effect: EffectState, workflow: WorkflowState, now: number, lookaside: Lookaside): Step {
+  const by = effect.heldBy!;
+  let holder: EffectState | undefined;
+  if (by.workflowId) {
+    holder = lookaside.holders?.get(by.effectId);
+    if (!holder && !lookaside.holders?.has(by.effectId)) return { kind: 'read', what: 'holder', workflowId: by.workflowId, effectId: by.effectId };
+  } else holder = workflow.effects.get(by.effectId);
+  const holds = holder && (by.basis === 'target' ? holdsTarget(holder, now) : holdsBack(holder, now));
+  if (holds) return { kind: 'answer', as: 'held', holder };
+  // A content hold whose match proved not to have happened, or a target hold whose match has
+  // settled: this step may go, under the usual rules.
+  const why = by.basis === 'target' ? `step ${by.step} on the same target has settled${holder ? ` (${effectStatus(holder, now)})` : ''}` : `step ${by.step} did not happen`;
+  return { kind: 'release', why };
+}
+
+/**
+ * The reconciler's next step for one open effect (docs/design.md, "Reconciliation"): look it up; not
+ * found → re-check with backoff until the settle window passes; then resend with the same key
+ * only while the provider still remembers it; otherwise prove absence or hand it to a human.
+ */
+function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy): Step {
+  const status = effectStatus(effect, now);
+  const attempt = currentAttempt(effect);
+  if (status === 'dispatching') return { kind: 'wait', until: attempt!.started.leaseUntil, why: 'a live claim is in flight' };
+  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt, now, policy) : { kind: 'none' };
+  if (needsAudit(effect)) {
+    const settledBy = settleFrom(attempt!) + policy.settleWindowMs;
+    return now >= settledBy ? { kind: 'audit' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
+  }
+  if (status !== 'unknown' || !attempt) return { kind: 'none' };
+  const resend = resendVerdict(effect, now, policy);
+  if (policy.lookup !== 'none') {
+    const next = nextLookup(effect, attempt, now, policy);
+    if (next.kind === 'unanswered') {
+      if (resend.allowed) return { kind: 'resend' };
+      return { kind: 'escalate', reason: `the provider's ${policy.lookup} lookup did not answer the ${next.looks} looks after the settle window, so nothing proves whether it happened, and ${resend.why}` };
+    }
+    if (next.kind !== 'settled') return next;
+    if (resend.allowed) return { kind: 'resend' };
+    if (policy.lookupConsistent) return { kind: 'prove-not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
+    return { kind: 'escalate', reason: `not found by ${policy.lookup} lookup after the settle window, the lookup may lag, and ${resend.why}` };
+  }
+  if (resend.allowed) return { kind: 'resend' };
+  const noKey = effect.attempts[0]?.started.providerKey === null;
+  return { kind: 'escalate', reason: noKey ? 'the tool has neither an idempotency key nor a lookup: only a human can tell whether it happened' : `the tool has no lookup and ${resend.why}: only a human can tell whether it happened` };
+}
+
+/**
+ * A replayed stored failure poisons the key: nothing is sent again. But the provider may have
+ * committed before it stored the failure, so looking up (a safe read) goes on through the settle
+ * window; found → committed. After it, the effect stays with a human.
+ */
+function lookUpPoisoned(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): Step {
+  if (policy.lookup === 'none') return { kind: 'none' };
+  const next = nextLookup(effect, attempt, now, policy);
+  return next.kind === 'settled' || next.kind === 'unanswered' ? { kind: 'none' } : next;
+}
+
+/**
+ * After a resubmission of an unknown effect: one lookup, then a resend with the same key only if
+ * the key still protects it. Settle windows, proofs of absence and escalation stay with the schedule.
+ */
+function firstSteps(effect: EffectState, now: number, policy: ReconcilePolicy, lookedUp: boolean): Step {
+  const status = effectStatus(effect, now);
+  if (status === 'dispatching') return { kind: 'wait', until: currentAttempt(effect)!.started.leaseUntil, why: 'a live claim is in flight' };
+  if (status !== 'unknown') return { kind: 'none' };
+  if (policy.lookup !== 'none' && !lookedUp) return { kind: 'lookup' };
+  if (keyStillProtects(effect, now, policy)) return { kind: 'resend' };
+  return { kind: 'none' };
+}
+
+/**
+ * The next step of an inline settle: first what a resubmission does (one lookup, then one same-key
+ * resend while the key protects and the provider dedupes), then the reconciler's own schedule:
+ * re-checks with backoff, a proof of absence only once the settle window has passed. A live claim
+ * is waited on, never taken over. `none` once settled or when only the background (or a human)
+ * can go on; escalations and audits stay with the background reconciler.
+ */
+function settleStep(effect: EffectState, now: number, policy: ReconcilePolicy, progress: Progress): Step {
+  const status = effectStatus(effect, now);
+  if (status !== 'unknown' && status !== 'dispatching' && status !== 'terminal_failure') return { kind: 'none' };
+  if (!progress.resent) {
+    const first = firstSteps(effect, now, policy, progress.lookedUp);
+    if (first.kind !== 'none') return first;
+  }
+  const next = reconcileStep(effect, now, policy);
+  if (next.kind === 'escalate' || next.kind === 'audit') return { kind: 'none' };
+  // A lookup is a safe read: rather than answer with a check the schedule would take only after
+  // the budget, take one last look as it ends (once: a check at or after lastLookAt is that look).
+  const last = progress.lastLookAt;
+  if (next.kind === 'wait' && last !== undefined && next.until > last && status !== 'dispatching' && policy.lookup !== 'none') {
+    const latest = effect.checks[effect.checks.length - 1];
+    if (!latest || askedAt(latest) < last) return now >= last ? { kind: 'lookup' } : { kind: 'wait', until: last, why: 'one last look before the answer budget ends' };
+  }
+  return next;
+}
+
+function operatorStep({ effect, now }: StepInput, action: 'release' | 'resolve'): Step {
+  if (!effect) return { kind: 'refuse', code: 'illegal_transition', message: 'no such effect', details: {} };
+  const status = effectStatus(effect, now);
+  const row = lifecycleOf(status);
+  if (action === 'release') {
+    return row.releasable ? { kind: 'release', why: 'released by an operator' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}, not held`, details: { effectId: effect.effectId, status } };
+  }
+  return row.resolvable ? { kind: 'resolve' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}: only an escalated, terminal or unknown effect can be resolved`, details: { effectId: effect.effectId, status } };
+}
+
+/** effectd has a step of its own still to take for it (its schedule is not done): not a human's yet. */
+export function stillLooking(effect: EffectState, now: number, policy: ReconcilePolicy): boolean {
+  return reconcileStep(effect, now, policy).kind !== 'none';
+}
