@@ -82,17 +82,17 @@ export function identityFallbackOption(values: { mode?: unknown; workflowHeader?
   if (mode === 'header') {
     const header = (value: unknown, fallback: string) => {
       const name = value === undefined ? fallback : String(value).toLowerCase();
-      if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`--mcp-*-header "${String(value)}" is not an HTTP header name`);
+      if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new EffectdError('invalid_config', `--mcp-*-header "${String(value)}" is not an HTTP header name`);
       return name;
     };
     return { mode: 'header', workflowHeader: header(values.workflowHeader, DEFAULT_FALLBACK_HEADERS.workflowHeader), stepHeader: header(values.stepHeader, DEFAULT_FALLBACK_HEADERS.stepHeader) };
   }
   if (mode === 'content') {
     const windowMs = values.windowMs === undefined ? DEFAULT_FALLBACK_WINDOW_MS : Number(values.windowMs);
-    if (!Number.isInteger(windowMs) || windowMs < 1_000) throw new Error(`--mcp-identity-window-ms must be a whole number of milliseconds ≥ 1000, not ${String(values.windowMs)}`);
+    if (!Number.isInteger(windowMs) || windowMs < 1_000) throw new EffectdError('invalid_config', `--mcp-identity-window-ms must be a whole number of milliseconds ≥ 1000, not ${String(values.windowMs)}`);
     return { mode: 'content', windowMs };
   }
-  throw new Error(`--mcp-identity-fallback is header or content (off by default), not "${String(mode)}"`);
+  throw new EffectdError('invalid_config', `--mcp-identity-fallback is header or content (off by default), not "${String(mode)}"`);
 }
 
 /** What the transport read for the fallback: the configured headers' values (Streamable HTTP). */

@@ -59,7 +59,7 @@ function sendJson(res: ServerResponse, status: number, headers: Record<string, s
 export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHttpMount {
   const loopback = isLoopbackHost(options.host);
   if (options.anonymousAgent && !loopback) {
-    throw new Error(`--mcp-anonymous-agent admits calls without credentials, so it only binds to loopback (127.0.0.1 or ::1), not ${options.host}`);
+    throw new EffectdError('invalid_config', `--mcp-anonymous-agent admits calls without credentials, so it only binds to loopback (127.0.0.1 or ::1), not ${options.host}`);
   }
   const fallback = options.identityFallback;
   const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo), {

@@ -1,3 +1,4 @@
+import { EffectdError } from '../core/errors.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Server, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/server';
 
@@ -26,7 +27,7 @@ export async function connectRemote(url: string, token: string | undefined): Pro
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   } catch (error) {
-    throw new Error(`could not connect to the effectd MCP endpoint ${url}: ${(error as Error).message}${token ? '' : ' (no --token or EFFECTD_TOKEN given)'}`);
+    throw new EffectdError('unavailable', `could not connect to the effectd MCP endpoint ${url}: ${(error as Error).message}${token ? '' : ' (no --token or EFFECTD_TOKEN given)'}`, {}, { cause: error });
   }
   return { client, url, close: () => client.close() };
 }
@@ -59,7 +60,7 @@ export function buildProxyServer(remote: RemoteMcp): Server {
       // The answer was lost between here and effectd: whether the effect was recorded is not known
       // here, but the remote ledger knows. A protocol error (not a tool result a model reads as
       // "failed") tells the harness to re-issue the call with the same _meta, which is safe.
-      throw new Error(`the call reached effectd at ${remote.url} or not, its answer was lost (${(error as Error).message}): re-issue the same call with the same _meta identity; effectd's ledger answers it (a replay or the effect's state), never a second effect`);
+      throw new EffectdError('unavailable', `the call reached effectd at ${remote.url} or not, its answer was lost (${(error as Error).message}): re-issue the same call with the same _meta identity; effectd's ledger answers it (a replay or the effect's state), never a second effect`, {}, { cause: error });
     }
   });
   return server;

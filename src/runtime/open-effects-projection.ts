@@ -1,3 +1,4 @@
+import { EffectdError } from '../core/errors.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
@@ -7,18 +8,8 @@ import { evolveEffect, type WorkflowState } from '../core/fold.js';
 import { NO_STREAM, type Ledger } from '../ledger/ledger.port.js';
 
 /** An effect that is not settled for good: unknown, dispatching, escalated, or terminal (waiting for a human). */
-export interface OpenEffect {
-  stream: string;
-  state: EffectState;
-}
-
-/** A saga that started and has not finished. */
-export interface OpenSaga {
-  tenant: string;
-  workflowId: string;
-  /** The starting command's traceparent, when traces were exported then. */
-  traceparent?: string;
-}
+import type { OpenEffect, OpenSaga, OpenWork } from '../shell/open-work.js';
+export type { OpenEffect, OpenSaga };
 
 /** How many effects settled for good, per tool and final state (what the gauges add to the open ones). */
 export interface SettledCount {
@@ -189,7 +180,7 @@ export class OpenEffectsProjection {
 
   /** Recent effects of one tenant with this content key (the tenant content window). */
   withContent(tenant: string, contentKey: string): EffectState[] {
-    if (!this.contentIndex) throw new Error('effectd: this read side keeps no content index (it was made without a tenant content window)');
+    if (!this.contentIndex) throw new EffectdError('internal', 'effectd: this read side keeps no content index (it was made without a tenant content window)');
     return [...(this.byContent.get(contentIndexKey(tenant, contentKey)) ?? [])].map((id) => this.recentEffects.get(id)!.state);
   }
 

@@ -1,4 +1,4 @@
-import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
+import type { OpenWork } from './open-work.js';
 import { withStoredTrace } from '../tracing/index.js';
 import type { EffectRunner } from './effect-runner.js';
 
@@ -19,7 +19,7 @@ export class ReconcilerWorker {
   private stopped = false;
 
   constructor(
-    private readonly projection: OpenEffectsProjection,
+    private readonly projection: OpenWork,
     private readonly runner: EffectRunner,
     private readonly now: () => number,
     private readonly options: ReconcilerWorkerOptions = {},

@@ -1,3 +1,4 @@
+import { EffectdError } from '../core/errors.js';
 import { validateSaga, type SagaDefinition } from '../core/saga/saga-definition.js';
 import type { ToolRegistry } from '../providers/tool-registry.js';
 
@@ -28,7 +29,7 @@ export class SagaRegistry {
   }
 
   register(saga: SagaDefinition<any>): this {
-    if (this.sagas.has(saga.name)) throw new Error(`saga "${saga.name}" is registered twice: give it another name (built-in sagas: sagas/index.ts, registered with builtinSagas)`);
+    if (this.sagas.has(saga.name)) throw new EffectdError('invalid_config', `saga "${saga.name}" is registered twice: give it another name (built-in sagas: sagas/index.ts, registered with builtinSagas)`);
     validateSaga(saga, (tool) => this.tools.get(tool)?.spec.reversibility);
     this.sagas.set(saga.name, saga);
     return this;

@@ -1,4 +1,4 @@
-import type { OpenEffectsProjection } from '../runtime/open-effects-projection.js';
+import type { OpenWork } from './open-work.js';
 import { withStoredTrace } from '../tracing/index.js';
 import type { SagaRunner } from './saga-runner.js';
 
@@ -11,7 +11,7 @@ export class SagaWorker {
   private running: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly openWork: OpenEffectsProjection, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
+  constructor(private readonly openWork: OpenWork, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
 
   async tick(): Promise<void> {
     await this.openWork.catchUp();

@@ -3,6 +3,9 @@ import type { Tool } from '../../providers/tool-registry.js';
 import { isMcpProvider, toolContractSpec, type ProviderSpec } from '../../config/tool-contract.js';
 import { toolArgsJsonSchema } from './tool-args-schema.js';
 
+/** A configured tool, as the front doors list it (MCP's tools/list, GET /v1/tools). */
+export type { Tool } from '../../providers/tool-registry.js';
+
 /**
  * `GET /v1/tools`: every configured tool, its contract as configured and the JSON Schema of its
  * arguments. A provider is described without secrets: its address without credentials or query,
