@@ -126,6 +126,12 @@ export const toolContractSpec = z.object({
    * effect on it is not held while another is unknown. Default false: "do not start another".
    */
   concurrentTargets: z.boolean().default(false),
+  /**
+   * How many committed effects the target takes: `one` (an invoice is paid once, a booking made
+   * once): a new effect on a target that already has a committed one is held as "already done"
+   * unless it is a declared repeat. `many` (default): messages, notes, instances.
+   */
+  committedPerTarget: z.enum(['one', 'many']).default('many'),
   /** The arguments that make two calls the same thing in business terms (the content index); all arguments when absent. */
   businessFields: z.array(z.string()).min(1).optional(),
   idempotency: idempotencySpec,

@@ -98,24 +98,26 @@ function heldOutcome(effect: EffectState, base: OutcomeBase, context: OutcomeCon
   const held = effect.heldBy!;
   const matched = context.matched;
   const matchedState = matched ? effectStatus(matched, context.now) : undefined;
+  // Whatever the basis, a step held behind an effect that happened is already done: nothing was sent for it.
+  if (matched && matchedState === 'committed') {
+    const what = held.basis === 'target' ? `${target} already had ${tool} in step ${held.step}` : `${tool} for ${target} happened in step ${held.step}`;
+    return outcomeOf(base, {
+      status: 'done', receipt: matched.receipt, reason: held.basis === 'target' ? `the same target as step ${held.step}, which is committed` : `same content as step ${held.step}`, reference: matched.effectId,
+      message: `already done: ${what} (receipt ${matched.receipt ?? 'recorded'}); nothing was sent for step ${step}. To do it again on purpose, resubmit with "repeat": {"reason": "…"}.`,
+    });
+  }
+  if (held.basis === 'target' && matchedState === 'failed_before_effect') {
+    // What it waited on proved not to have happened: it goes on its next submission, under the usual rules.
+    return outcomeOf(base, {
+      status: 'not_done', reason: `held while step ${held.step} on the same target was open; that step did not happen`, reference: held.effectId,
+      message: `not_done: nothing was sent for step ${step} yet (${tool} for ${target} was held while step ${held.step} on the same target was unconfirmed; step ${held.step} did not happen). Submit step ${step} again to send it, if it is still wanted.`,
+    });
+  }
   if (held.basis === 'target') {
-    // Held for its target, not its content: it waits for step N to settle, then goes under the usual rules.
-    if (matchedState === 'committed' || matchedState === 'failed_before_effect') {
-      return outcomeOf(base, {
-        status: 'not_done', reason: `held while step ${held.step} on the same target was open; that step is now ${matchedState}`, reference: held.effectId,
-        message: `not_done: nothing was sent for step ${step} (${tool} for ${target} was held while step ${held.step} on the same target was unconfirmed; step ${held.step} is now ${matchedState}). Submit step ${step} again to send it, if it is still wanted.`,
-      });
-    }
     return outcomeOf(base, {
       status: 'unknown', reason: `step ${held.step} on the same target is ${matchedState ?? 'not confirmed yet'}`, reference: held.effectId,
       checking: `whether step ${held.step} (${held.effectId}) happened`,
       message: `being checked: ${tool} for ${target} from step ${held.step} is not confirmed yet (reference ${held.effectId}); nothing was sent for step ${step}. Do not start another ${tool} for ${target}.`,
-    });
-  }
-  if (matched && matchedState === 'committed') {
-    return outcomeOf(base, {
-      status: 'done', receipt: matched.receipt, reason: `same content as step ${held.step}`, reference: matched.effectId,
-      message: `already done: ${tool} for ${target} happened in step ${held.step} (receipt ${matched.receipt ?? 'recorded'}); nothing was sent for step ${step}. To do it again on purpose, resubmit with "repeat": {"reason": "…"}.`,
     });
   }
   return outcomeOf(base, {

@@ -46,8 +46,9 @@ export function holdsBack(effect: EffectState, now: number): boolean {
  */
 const TARGET_HOLDING = TARGET_HOLDING_STATUSES;
 
-export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number): EffectState | undefined {
-  for (const effect of effects) if (effect.effectId !== excludeEffectId && holdsTarget(effect, now)) return effect;
+/** The first effect (other than `excludeEffectId`) whose status is one of `holding`. */
+export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number, holding: ReadonlySet<string> = TARGET_HOLDING): EffectState | undefined {
+  for (const effect of effects) if (effect.effectId !== excludeEffectId && holding.has(effectStatus(effect, now))) return effect;
   return undefined;
 }
 

@@ -32,6 +32,8 @@ export interface LifecycleRow {
   holdsContent: boolean;
   /** A new step on the same tool + target is held back while an effect is in this status. */
   holdsTarget: boolean;
+  /** For a tool whose target takes one committed effect (`committedPerTarget: one`): a new step on the target is held back. */
+  holdsOnceTarget: boolean;
   /** Counts in time-in-unknown (the oldest-unknown gauge). */
   unknownClock: boolean;
   human: HumanNeed;
@@ -52,49 +54,49 @@ export interface LifecycleRow {
 export const LIFECYCLE = {
   declared: {
     meaning: 'recorded, not sent yet: the next submission claims it',
-    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: false, unknownClock: false,
+    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'unknown', saga: 'wait',
     events: ['EffectHeld', 'AttemptStarted'],
   },
   held: {
     meaning: 'a new step matching an effect that is done or open: never sent unless released',
-    open: true, settled: false, inProgress: true, holdsContent: false, holdsTarget: false, unknownClock: false,
+    open: true, settled: false, inProgress: true, holdsContent: false, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: true, agent: 'as-holder', saga: 'wait',
     events: ['EffectReleased'],
   },
   dispatching: {
     meaning: 'claimed under a lease and sent; its lease running out makes it unknown',
-    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: true, unknownClock: false,
+    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: true, holdsOnceTarget: true, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'unknown', saga: 'wait',
     events: ['AttemptFinished'],
   },
   unknown: {
     meaning: 'may or may not have happened: looked up, re-sent only under the same key, else escalated',
-    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: true, unknownClock: true,
+    open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: true, holdsOnceTarget: true, unknownClock: true,
     human: 'no', resolvable: true, releasable: false, agent: 'unknown', saga: 'wait',
     events: ['AttemptStarted', 'AttemptFinished', 'ReconciliationChecked', 'EffectEscalated', 'EffectResolved'],
   },
   escalated: {
-    meaning: 'effectd cannot tell by itself: with a human, and still looked up',
-    open: true, settled: false, inProgress: false, holdsContent: true, holdsTarget: true, unknownClock: true,
+    meaning: 'effectd cannot tell by itself: with a human, and still looked up on a slowing schedule (evidence settles it)',
+    open: true, settled: false, inProgress: false, holdsContent: true, holdsTarget: true, holdsOnceTarget: true, unknownClock: true,
     human: 'yes', resolvable: true, releasable: false, agent: 'unknown', saga: 'wait',
     events: ['ReconciliationChecked', 'EffectResolved'],
   },
   committed: {
     meaning: 'happened: a receipt is recorded',
-    open: false, settled: true, inProgress: false, holdsContent: true, holdsTarget: false, unknownClock: false,
+    open: false, settled: true, inProgress: false, holdsContent: true, holdsTarget: false, holdsOnceTarget: true, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'done', saga: 'next-step',
     events: ['DuplicateDetected', 'ResendAudited', 'DuplicateHandled'],
   },
   failed_before_effect: {
     meaning: 'proven not to have happened: safe to try again as a new step',
-    open: false, settled: true, inProgress: false, holdsContent: false, holdsTarget: false, unknownClock: false,
+    open: false, settled: true, inProgress: false, holdsContent: false, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'not_done', saga: 'compensate',
     events: [],
   },
   terminal_failure: {
-    meaning: 'the provider replays a stored failure under the key: nothing is re-sent, it is looked up, then a human decides',
-    open: true, settled: true, inProgress: false, holdsContent: true, holdsTarget: true, unknownClock: false,
+    meaning: 'the provider replays a stored failure under the key: nothing is re-sent, it is looked up (then on a slowing schedule) while a human decides',
+    open: true, settled: true, inProgress: false, holdsContent: true, holdsTarget: true, holdsOnceTarget: true, unknownClock: false,
     human: 'when-no-lookup-left', resolvable: true, releasable: false, agent: 'unknown', saga: 'compensate',
     events: ['ReconciliationChecked', 'EffectResolved'],
   },
@@ -125,6 +127,7 @@ export const SETTLED_STATUSES = statusesWhere((r) => r.settled);
 export const IN_PROGRESS_STATUSES = statusesWhere((r) => r.inProgress);
 export const CONTENT_HOLDING_STATUSES = statusesWhere((r) => r.holdsContent);
 export const TARGET_HOLDING_STATUSES = statusesWhere((r) => r.holdsTarget);
+export const ONCE_TARGET_HOLDING_STATUSES = statusesWhere((r) => r.holdsOnceTarget);
 export const UNKNOWN_CLOCK_STATUSES = statusesWhere((r) => r.unknownClock);
 export const HUMAN_STATUSES = statusesWhere((r) => r.human !== 'no');
 export const RESOLVABLE_STATUSES = statusesWhere((r) => r.resolvable);

@@ -15,6 +15,24 @@ const MONEY_TEXT = /^(?:([A-Za-z]{3})\s*)?([0-9]+)(?:\.([0-9]+))?(?:\s*([A-Za-z]
 /** The accepted forms, for every message that refuses an amount. */
 export const AMOUNT_FORMS = 'a JSON integer of minor units (4900 = 49.00) or a string with a decimal point or a currency ("49.00", "49.00 USD", "USD 49.00", "49 USD")';
 
+/**
+ * How a refusal names the forms, with no example amount in it: a hint is fed back by models, and an
+ * example value there would be a value the agent never meant.
+ */
+export const AMOUNT_FORMS_PLAIN = 'a JSON integer of minor units, or a string with a decimal point or a currency code';
+
+/**
+ * An amount as a reading stated in a refusal, grouped the way people write it ("4,900.00 USD"): a
+ * value, never a spelling to copy (the grouped form is not an accepted input, so a copy is refused again).
+ */
+export function readingText(minor: number, currency: string): string {
+  const exponent = minorUnitExponent(currency);
+  const major = majorText(minor, exponent);
+  const [whole = '0', fraction] = major.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${fraction === undefined ? grouped : `${grouped}.${fraction}`} ${currency.toUpperCase()}`;
+}
+
 /** `minor` minor units written in major units, e.g. 4900 → "49.00", for suggestions in messages. */
 function majorText(minor: number, exponent: number): string {
   if (exponent === 0) return String(minor);
@@ -58,11 +76,11 @@ export function parseMinorUnits(input: unknown, fallbackCurrency: string | undef
   const scale = currency ?? fallback;
   const exponent = minorUnitExponent(scale);
   if (fraction === undefined && !currency) {
-    const asMajor = `"${exponent === 0 ? whole : `${whole}.${'0'.repeat(exponent)}`} ${scale.toUpperCase()}"`;
-    return {
-      ok: false,
-      reason: `"${input}" is ambiguous: a string amount needs a decimal point or a currency. Write ${asMajor} for ${whole} ${scale.toUpperCase()}, or the JSON number ${Number(whole)} for ${Number(whole)} minor units (${majorText(Number(whole), exponent)} ${scale.toUpperCase()})`,
-    };
+    // Two readings a hundredfold (or more) apart: both are stated as values, neither is offered to copy.
+    const asMajor = readingText(Number(whole) * 10 ** exponent, scale);
+    const asMinor = readingText(Number(whole), scale);
+    const readings = exponent === 0 ? `it reads as ${asMajor}, but a string amount is accepted only with a decimal point or a currency code` : `it reads as ${asMajor} or as ${asMinor} (${Number(whole)} minor units), and nothing is sent on a guess`;
+    return { ok: false, reason: `"${input}" is ambiguous: ${readings}. Send the amount meant as ${AMOUNT_FORMS_PLAIN}` };
   }
   if (fraction !== undefined && fraction.length > exponent) {
     return { ok: false, reason: `"${input}" has more decimals than ${scale.toUpperCase()} allows (${exponent})` };
@@ -86,6 +104,7 @@ export function writtenNumberReason(literal: string, value: number, currency: st
   const asMajor = literal.replace(/^-/, '');
   const [whole = '0', fraction = ''] = asMajor.split('.');
   const minor = Number(whole) * 10 ** exponent + Number(fraction.slice(0, exponent).padEnd(exponent, '0') || '0');
-  const suggestion = fraction.length <= exponent && Number.isSafeInteger(minor) ? `write ${minor} (minor units) or the string "${asMajor} ${cur.toUpperCase()}"` : `write integer minor units (e.g. 4900) or a decimal string (e.g. "49.00 ${cur.toUpperCase()}")`;
-  return `JSON numbers are minor units, so ${literal} would be read as ${value} minor units (${majorText(Math.abs(value), exponent)} ${cur.toUpperCase()}); it is refused because its decimal point suggests ${asMajor} ${cur.toUpperCase()}: ${suggestion}`;
+  // Two readings (the minor units JSON says, the major units the decimal point suggests): both stated as values, neither offered to copy.
+  const suggested = fraction.length <= exponent && Number.isSafeInteger(minor) ? readingText(minor, cur) : `${asMajor} ${cur.toUpperCase()}`;
+  return `${literal} is ambiguous: as a JSON number it reads as ${readingText(Math.abs(value), cur)} (${Math.abs(value)} minor units), while its decimal point suggests ${suggested}, and nothing is sent on a guess. Send the amount meant as ${AMOUNT_FORMS_PLAIN}`;
 }

@@ -1,23 +1,30 @@
-import { findContentMatch, findTargetHold, holdsBack, holdsTarget } from './content-index.js';
-import { lifecycleOf } from './effect-lifecycle.js';
+import { canonicalJson } from './canonical-json.js';
+import { findContentMatch, findTargetHold } from './content-index.js';
+import { lifecycleOf, ONCE_TARGET_HOLDING_STATUSES, TARGET_HOLDING_STATUSES } from './effect-lifecycle.js';
 import { currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
 import type { DecisionRecorded } from './events.js';
 import type { WorkflowState } from './fold.js';
-import { askedAt, keyStillProtects, nextLookup, resendVerdict, settleFrom, type ReconcilePolicy } from './reconcile-schedule.js';
+import { askedAt, inFlightAnswer, keyStillProtects, nextLookup, resendVerdict, settleFrom, watchLookup, type ReconcilePolicy } from './reconcile-schedule.js';
 
 /**
  * What a tool's contract says about an effect's life, computed once where tools are registered:
  * how it is reconciled, and whether effects on one target may run at once.
  */
 export interface EffectPolicy extends ReconcilePolicy {
-  /** Many effects per target at once are normal for this tool: no target hold. */
+  /** Many effects per target at once are normal for this tool: no target hold while one is open. */
   concurrentTargets: boolean;
+  /** `one`: the target takes one committed effect (an invoice is paid once); a new one is held as already done unless a declared repeat. */
+  committedPerTarget: 'one' | 'many';
 }
 
 /** A submitted command, as the decider needs it. */
 export interface Submission {
   effectId: string;
   intentDigest: string;
+  /** What the digest is made of, to know a command identical to the recorded one whatever the contract version now is. */
+  tool: string;
+  target: string;
+  args: Record<string, unknown>;
   step: string;
   /** A declared repeat is never held by the content or target rules. */
   repeat: boolean;
@@ -71,8 +78,8 @@ export type Step =
   | { kind: 'answer'; as: 'replayed' | 'in-flight' | 'held' | 'unsettled'; final?: boolean; holder?: EffectState }
   /** Nothing to take now (reconcile, settle): the background reconciler, or a human, goes on. */
   | { kind: 'none' }
-  /** The command is refused: nothing is recorded. */
-  | { kind: 'refuse'; code: 'intent_conflict' | 'illegal_transition'; message: string; details: Record<string, unknown> }
+  /** The command is refused: nothing is recorded. `recorded`: the effect the command conflicts with, as it stands. */
+  | { kind: 'refuse'; code: 'intent_conflict' | 'illegal_transition'; message: string; details: Record<string, unknown>; recorded?: EffectState }
   /** Claim a new attempt (declaring the effect first when it is new), then dispatch it once. */
   | { kind: 'claim'; declare: boolean }
   /** Declare the effect held behind another: never sent unless released. */
@@ -128,8 +135,8 @@ function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode
     return { kind: 'refuse', code: 'intent_conflict', message: `was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, details: { step: decision.step, decision, journal: true } };
   }
   if (!effect) return newEffectStep(workflow, policy, now, mode, lookaside);
-  if (effect.declared.intentDigest !== submission.intentDigest) {
-    return { kind: 'refuse', code: 'intent_conflict', message: 'was declared with other arguments; a changed intent needs a new step', details: { effectId: effect.effectId, recordedDigest: effect.declared.intentDigest, submittedDigest: submission.intentDigest } };
+  if (effect.declared.intentDigest !== submission.intentDigest && !sameIntent(effect, submission)) {
+    return { kind: 'refuse', code: 'intent_conflict', message: 'was declared with other arguments', details: { effectId: effect.effectId, recordedDigest: effect.declared.intentDigest, submittedDigest: submission.intentDigest }, recorded: effect };
   }
   const status = effectStatus(effect, now);
   switch (status) {
@@ -143,7 +150,7 @@ function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode
     case 'declared':
       return { kind: 'claim', declare: false };
     case 'held':
-      return heldStep(effect, workflow, now, lookaside);
+      return heldStep(effect, workflow, now, lookaside, submission.repeat);
     case 'dispatching':
       return { kind: 'answer', as: 'in-flight' };
     case 'unknown':
@@ -167,29 +174,38 @@ function newEffectStep(workflow: WorkflowState, policy: EffectPolicy, now: numbe
       if (lookaside.tenantMatch) return { kind: 'hold', holder: lookaside.tenantMatch.effect, scope: 'tenant', basis: 'content' };
     }
   }
-  if (!policy.concurrentTargets) {
-    // Slots of one step are declared together on purpose (one-to-many): they never hold each other.
-    const others = (workflow.byTarget.get(submission.targetKey) ?? []).map((id) => workflow.effects.get(id)!).filter((e) => e.declared.step !== submission.step);
-    const open = findTargetHold(others, submission.effectId, now);
-    if (open) return { kind: 'hold', holder: open, scope: 'workflow', basis: 'target' };
-  }
+  // Slots of one step are declared together on purpose (one-to-many): they never hold each other.
+  const others = (workflow.byTarget.get(submission.targetKey) ?? []).map((id) => workflow.effects.get(id)!).filter((e) => e.declared.step !== submission.step);
+  // While an effect on the target may have happened and is not settled: "do not start another".
+  const open = policy.concurrentTargets ? undefined : findTargetHold(others, submission.effectId, now, TARGET_HOLDING_STATUSES);
+  if (open) return { kind: 'hold', holder: open, scope: 'workflow', basis: 'target' };
+  // A target that takes one committed effect, and has it: already done.
+  const done = policy.committedPerTarget === 'one' ? findTargetHold(others, submission.effectId, now, ONCE_TARGET_HOLDING_STATUSES) : undefined;
+  if (done) return { kind: 'hold', holder: done, scope: 'workflow', basis: 'target' };
   return { kind: 'claim', declare: true };
 }
 
-/** A held effect stays held while what it waits on still holds; otherwise it is released. */
-function heldStep(effect: EffectState, workflow: WorkflowState, now: number, lookaside: Lookaside): Step {
+/** The command is the recorded one (same tool, target and canonical arguments) under another contract version. */
+function sameIntent(effect: EffectState, submission: Submission): boolean {
+  const { declared } = effect;
+  return declared.tool === submission.tool && declared.target === submission.target && canonicalJson(declared.args) === canonicalJson(submission.args);
+}
+
+/**
+ * A held effect is never sent by a release: it stays held until what it waits on is proven not to
+ * have happened (then it may go, under the usual rules), or the agent declares the repeat.
+ */
+function heldStep(effect: EffectState, workflow: WorkflowState, now: number, lookaside: Lookaside, repeat: boolean): Step {
   const by = effect.heldBy!;
+  if (repeat) return { kind: 'release', why: 'the agent declared it a repeat' };
   let holder: EffectState | undefined;
   if (by.workflowId) {
     holder = lookaside.holders?.get(by.effectId);
     if (!holder && !lookaside.holders?.has(by.effectId)) return { kind: 'read', what: 'holder', workflowId: by.workflowId, effectId: by.effectId };
   } else holder = workflow.effects.get(by.effectId);
-  const holds = holder && (by.basis === 'target' ? holdsTarget(holder, now) : holdsBack(holder, now));
-  if (holds) return { kind: 'answer', as: 'held', holder };
-  // A content hold whose match proved not to have happened, or a target hold whose match has
-  // settled: this step may go, under the usual rules.
-  const why = by.basis === 'target' ? `step ${by.step} on the same target has settled${holder ? ` (${effectStatus(holder, now)})` : ''}` : `step ${by.step} did not happen`;
-  return { kind: 'release', why };
+  const provenAbsent = !holder || lifecycleOf(effectStatus(holder, now)).agent === 'not_done';
+  if (!provenAbsent) return { kind: 'answer', as: 'held', holder };
+  return { kind: 'release', why: `step ${by.step}${by.basis === 'target' ? ' on the same target' : ' with the same content'} did not happen${holder ? ` (${effectStatus(holder, now)})` : ''}` };
 }
 
 /**
@@ -197,11 +213,13 @@ function heldStep(effect: EffectState, workflow: WorkflowState, now: number, loo
  * found → re-check with backoff until the settle window passes; then resend with the same key
  * only while the provider still remembers it; otherwise prove absence or hand it to a human.
  */
-function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy): Step {
+function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy, watch = true): Step {
   const status = effectStatus(effect, now);
   const attempt = currentAttempt(effect);
   if (status === 'dispatching') return { kind: 'wait', until: attempt!.started.leaseUntil, why: 'a live claim is in flight' };
-  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt, now, policy) : { kind: 'none' };
+  if (status === 'terminal_failure') return attempt ? lookUpPoisoned(effect, attempt, now, policy, watch) : { kind: 'none' };
+  // With a human, and still looked up: evidence that appears later settles it without one.
+  if (status === 'escalated') return watch ? watchLookup(effect, escalatedAt(effect), now, policy) : { kind: 'none' };
   if (needsAudit(effect)) {
     const settledBy = settleFrom(attempt!) + policy.settleWindowMs;
     return now >= settledBy ? { kind: 'audit' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
@@ -212,14 +230,19 @@ function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy
     const next = nextLookup(effect, attempt, now, policy);
     if (next.kind === 'unanswered') {
       if (resend.allowed) return { kind: 'resend' };
+      if (resend.waitUntil !== undefined) return { kind: 'wait', until: resend.waitUntil, why: resend.why };
       return { kind: 'escalate', reason: `the provider's ${policy.lookup} lookup did not answer the ${next.looks} looks after the settle window, so nothing proves whether it happened, and ${resend.why}` };
     }
     if (next.kind !== 'settled') return next;
     if (resend.allowed) return { kind: 'resend' };
-    if (policy.lookupConsistent) return { kind: 'prove-not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
-    return { kind: 'escalate', reason: `not found by ${policy.lookup} lookup after the settle window, the lookup may lag, and ${resend.why}` };
+    if (resend.waitUntil !== undefined) return { kind: 'wait', until: resend.waitUntil, why: resend.why };
+    // A "still in progress" answer proves a request under the key reached the provider: absence is never proven then.
+    const reached = effect.attempts.some(inFlightAnswer);
+    if (policy.lookupConsistent && !reached) return { kind: 'prove-not-committed', why: `not found by a consistent ${policy.lookup} lookup after the ${policy.settleWindowMs} ms settle window` };
+    return { kind: 'escalate', reason: reached ? `the provider said a request under this key was being processed (409), not found by ${policy.lookup} lookup since, and ${resend.why}` : `not found by ${policy.lookup} lookup after the settle window, the lookup may lag, and ${resend.why}` };
   }
   if (resend.allowed) return { kind: 'resend' };
+  if (resend.waitUntil !== undefined) return { kind: 'wait', until: resend.waitUntil, why: resend.why };
   const noKey = effect.attempts[0]?.started.providerKey === null;
   return { kind: 'escalate', reason: noKey ? 'the tool has neither an idempotency key nor a lookup: only a human can tell whether it happened' : `the tool has no lookup and ${resend.why}: only a human can tell whether it happened` };
 }
@@ -229,10 +252,16 @@ function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy
  * committed before it stored the failure, so looking up (a safe read) goes on through the settle
  * window; found → committed. After it, the effect stays with a human.
  */
-function lookUpPoisoned(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy): Step {
+function lookUpPoisoned(effect: EffectState, attempt: AttemptRecord, now: number, policy: ReconcilePolicy, watch: boolean): Step {
   if (policy.lookup === 'none') return { kind: 'none' };
   const next = nextLookup(effect, attempt, now, policy);
-  return next.kind === 'settled' || next.kind === 'unanswered' ? { kind: 'none' } : next;
+  if (next.kind !== 'settled' && next.kind !== 'unanswered') return next;
+  return watch ? watchLookup(effect, settleFrom(attempt) + policy.settleWindowMs, now, policy) : { kind: 'none' };
+}
+
+/** When the effect was escalated (its last escalation). */
+function escalatedAt(effect: EffectState): number {
+  return effect.log.findLast((e) => e.type === 'EffectEscalated')?.at ?? effect.lastEventAt;
 }
 
 /**
@@ -262,7 +291,8 @@ function settleStep(effect: EffectState, now: number, policy: ReconcilePolicy, p
     const first = firstSteps(effect, now, policy, progress.lookedUp);
     if (first.kind !== 'none') return first;
   }
-  const next = reconcileStep(effect, now, policy);
+  // The slow watch after effectd's own schedule is the background's, never an answer's wait.
+  const next = reconcileStep(effect, now, policy, false);
   if (next.kind === 'escalate' || next.kind === 'audit') return { kind: 'none' };
   // A lookup is a safe read: rather than answer with a check the schedule would take only after
   // the budget, take one last look as it ends (once: a check at or after lastLookAt is that look).
@@ -284,7 +314,10 @@ function operatorStep({ effect, now }: StepInput, action: 'release' | 'resolve')
   return row.resolvable ? { kind: 'resolve' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}: only an escalated, terminal or unknown effect can be resolved`, details: { effectId: effect.effectId, status } };
 }
 
-/** effectd has a step of its own still to take for it (its schedule is not done): not a human's yet. */
+/**
+ * effectd's own schedule still has a step to take for it (a poisoned key inside its settle window):
+ * not a human's yet. The slow watch that goes on afterwards does not count.
+ */
 export function stillLooking(effect: EffectState, now: number, policy: ReconcilePolicy): boolean {
-  return reconcileStep(effect, now, policy).kind !== 'none';
+  return reconcileStep(effect, now, policy, false).kind !== 'none';
 }

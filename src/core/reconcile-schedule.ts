@@ -73,8 +73,36 @@ export function nextLookup(effect: EffectState, attempt: AttemptRecord, now: num
   return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: `the provider's lookup did not answer (${last.seen}); asking again` };
 }
 
+/**
+ * A 409 to a same-key request: the provider says a request under this key is still being processed
+ * (Stripe's `idempotency_key_in_use`, the IETF idempotency draft's 409). Evidence that the first
+ * request reached it, not an answer to a resend: it spends no resend budget.
+ */
+export function inFlightAnswer(attempt: AttemptRecord): boolean {
+  return attempt.finished?.outcome === 'unknown' && attempt.finished.httpStatus === 409;
+}
+
+const HOLDER_FIRST_WAIT_MS = 500;
+const HOLDER_MAX_WAIT_MS = 30_000;
+
+/**
+ * After "still in progress" answers, the next resend waits for the holder: doubling from 500 ms
+ * per answer in a row, up to 30 s (the provider finishes the first request meanwhile).
+ */
+function holderWaitUntil(effect: EffectState): number | undefined {
+  let inARow = 0;
+  for (let i = effect.attempts.length - 1; i >= 0 && inFlightAnswer(effect.attempts[i]!); i--) inARow++;
+  if (inARow === 0) return undefined;
+  return currentAttempt(effect)!.finished!.at + doublingDelayMs(inARow - 1, HOLDER_FIRST_WAIT_MS, HOLDER_MAX_WAIT_MS);
+}
+
+export type ResendVerdict =
+  | { allowed: true }
+  /** `waitUntil`: not now, but later (the provider is still processing the first request): wait, do not escalate. */
+  | { allowed: false; why: string; waitUntil?: number };
+
 /** Whether a same-key resend may go now, and if not, why (the escalation's reason says it). */
-export function resendVerdict(effect: EffectState, now: number, policy: Pick<ReconcilePolicy, 'dedupesByKey' | 'resends'>): { allowed: true } | { allowed: false; why: string } {
+export function resendVerdict(effect: EffectState, now: number, policy: Pick<ReconcilePolicy, 'dedupesByKey' | 'resends'>): ResendVerdict {
   const first = effect.attempts[0]?.started;
   const started = currentAttempt(effect)?.started;
   if (!first || !started || started.providerKey === null) return { allowed: false, why: 'the tool has no idempotency key' };
@@ -84,12 +112,38 @@ export function resendVerdict(effect: EffectState, now: number, policy: Pick<Rec
   if (effect.attempts.some((a, i) => i > 0 && a.finished?.outcome === 'failed_before_effect' && a.finished.httpStatus !== undefined)) {
     return { allowed: false, why: 'the provider refused a resend under this key, so the key no longer protects one' };
   }
-  const resends = effect.attempts.length - 1;
+  // A "still in progress" answer is evidence, not a resend: it counts against no cap.
+  const resends = effect.attempts.filter((a, i) => i > 0 && !inFlightAnswer(a)).length;
   if (resends >= policy.resends.max) {
     return { allowed: false, why: `it was re-sent ${resends} time(s) under the same key without a definitive answer (the contract's resends.max is ${policy.resends.max}); a provider that replays a stored failure without saying so answers like this` };
   }
   if (now - first.at >= policy.resends.withinMs) return { allowed: false, why: `the first dispatch was ${policy.resends.withinMs} ms or more ago (the contract's resends.withinMs)` };
+  const holder = holderWaitUntil(effect);
+  if (holder !== undefined && now < holder) return { allowed: false, why: 'the provider answered 409: a request under this key is still being processed', waitUntil: holder };
   return { allowed: true };
+}
+
+/** How long effectd keeps looking up an effect a human has (escalated) or whose key is poisoned, when no key retention bounds it. */
+export const WATCH_HORIZON_MS = 7 * 24 * 3_600_000;
+const WATCH_FIRST_MS = 1_000;
+const WATCH_MAX_MS = 3_600_000;
+
+/**
+ * After effectd's own schedule has ended (escalated, or a poisoned key past its settle window), the
+ * provider is still looked up, on a slowing schedule — doubling from the settle window (at least
+ * 1 s) up to an hour — while the key is retained (or for WATCH_HORIZON_MS without a key): evidence
+ * that appears later settles the effect without a human. `since`: when the schedule ended.
+ */
+export function watchLookup(effect: EffectState, since: number, now: number, policy: ReconcilePolicy): Extract<LookupSchedule, { kind: 'lookup' | 'wait' }> | { kind: 'none' } {
+  if (policy.lookup === 'none') return { kind: 'none' };
+  const keyExpiresAt = effect.attempts[0]?.started.keyExpiresAt ?? null;
+  const horizon = keyExpiresAt ?? since + WATCH_HORIZON_MS;
+  if (now >= horizon) return { kind: 'none' };
+  const watched = effect.checks.filter((c) => askedAt(c) >= since);
+  const last = watched.length > 0 ? askedAt(watched[watched.length - 1]!) : since;
+  const next = last + doublingDelayMs(watched.length, Math.max(WATCH_FIRST_MS, policy.settleWindowMs), WATCH_MAX_MS);
+  if (next >= horizon) return { kind: 'none' };
+  return now >= next ? { kind: 'lookup' } : { kind: 'wait', until: next, why: 'still looked up on a slowing schedule: evidence that appears later settles it' };
 }
 
 /** A same-key resend may go now: the provider still dedupes the key and the contract allows another. */

@@ -64,7 +64,7 @@ async function submitCommand(parts: CommandParts, caller: Caller, raw: unknown, 
   const onBehalfOf = typeof command.principal === 'string' ? command.principal : undefined;
   const sagaName = typeof command.tool === 'string' ? sagaNameOf(command.tool) : undefined;
   if (sagaName !== undefined) return submitSaga(parts, caller, tenant, sagaName, command);
-  const prepared = parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
+  const prepared = await parts.shell.prepare(command, { tenant, actor: caller.name, ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
   const budget = resolveAnswerBudget(prepared.tool.spec, parts.answerBudget, options.waitMs);
   const answer = await parts.shell.submit(prepared, budget.ms);
   // Object.assign, not a spread: a spread adding `address` costs microseconds on Node 20 (see settle in src/core/fold.ts).

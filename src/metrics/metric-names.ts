@@ -11,6 +11,7 @@ export const METRIC = {
   providerCallSeconds: 'effectd_provider_call_duration_seconds',
   reconciliationChecks: 'effectd_reconciliation_checks_total',
   escalations: 'effectd_escalations_total',
+  escalationsSettled: 'effectd_escalations_settled_total',
   duplicatesDetected: 'effectd_duplicates_detected_total',
   resolutions: 'effectd_resolutions_total',
   unknownSeconds: 'effectd_time_in_unknown_seconds',

@@ -29,6 +29,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
   private readonly escalationsCounter = new client.Counter({ name: METRIC.escalations, help: 'Effects escalated to a human, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly escalationsSettled = new client.Counter({ name: METRIC.escalationsSettled, help: 'Escalated effects that settled, by tool and by whom: `lookup` (effectd found the evidence later; no human was needed) or `human`.', labelNames: ['tool', 'by'], registers: [this.registry] });
   private readonly duplicatesFound = new client.Counter({ name: METRIC.duplicatesDetected, help: 'Effects for which the provider holds more than one object (found by the audit after a same-key resend: the provider forgot the key sooner than its contract says). Each needs an operator.', labelNames: ['tool'], registers: [this.registry] });
   private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
   private readonly duplicates = new client.Counter({ name: METRIC.duplicatesPrevented, help: 'Duplicates prevented, by tool and reason: replay (answered from the ledger, provider not called) or hold (content index).', labelNames: ['tool', 'reason'], registers: [this.registry] });
@@ -69,6 +70,9 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   escalated(tool: string): void {
     this.escalationsCounter.inc({ tool });
   }
+  escalationSettled(tool: string, by: 'lookup' | 'human'): void {
+    this.escalationsSettled.inc({ tool, by });
+  }
   duplicateDetected(tool: string): void {
     this.duplicatesFound.inc({ tool });
   }
@@ -96,6 +100,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
       this.replays.inc({ tool }, 0);
       this.holds.inc({ tool }, 0);
       this.escalationsCounter.inc({ tool }, 0);
+      for (const by of ['lookup', 'human']) this.escalationsSettled.inc({ tool, by }, 0);
       this.duplicatesFound.inc({ tool }, 0);
     }
     for (const outcome of ['committed', 'failed_before_effect']) this.resolutions.inc({ outcome }, 0);

@@ -14,6 +14,8 @@ export interface ShellMetrics {
   /** The provider holds more than one object for one effect (found by the audit after a resend). */
   duplicateDetected(tool: string): void;
   resolved(outcome: string): void;
+  /** An escalated effect settled: by a later lookup (no human needed after all) or by a human. */
+  escalationSettled(tool: string, by: 'lookup' | 'human'): void;
   /** An effect left `unknown`/`escalated` for a settled state after `ms`. */
   leftUnknown(tool: string, ms: number): void;
 }
@@ -29,5 +31,6 @@ export const noopShellMetrics: ShellMetrics = {
   escalated() {},
   duplicateDetected() {},
   resolved() {},
+  escalationSettled() {},
   leftUnknown() {},
 };

@@ -78,6 +78,7 @@ function effectPolicy(spec: ToolContractSpec): EffectPolicy {
     settleWindowMs: spec.settleWindowMs,
     resends: spec.resends,
     concurrentTargets: spec.concurrentTargets === true,
+    committedPerTarget: spec.committedPerTarget ?? 'many',
   };
 }
 

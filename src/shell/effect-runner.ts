@@ -1,3 +1,4 @@
+import type { AgentOutcome } from '../core/agent-outcome.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, isEffectdError } from '../core/errors.js';
@@ -101,18 +102,16 @@ export class EffectRunner {
     const { core } = this;
     const current = workflow.effects.get(effect.effectId);
     const submission: Submission = {
-      effectId: effect.effectId, intentDigest: effect.declaration.intentDigest, step: effect.command.step, repeat: effect.declaration.repeat !== undefined,
+      effectId: effect.effectId, intentDigest: effect.declaration.intentDigest, tool: effect.tool.name, target: effect.declaration.target, args: effect.declaration.args,
+      step: effect.command.step, repeat: effect.declaration.repeat !== undefined,
       contentKey: effect.declaration.contentKey, targetKey: targetKeyOf(effect.tool.name, effect.declaration.target), ...journalOf(effect, workflow),
     };
     const mode: Mode = { kind: 'submit', submission, workflow, progress: { ...progress }, tenantWindow: this.tenantContentIndex !== undefined };
     const step = nextStep({ effect: current, policy: effect.tool.policy, now: core.now(), mode, lookaside });
     const answered = (answer: ShellAnswer, final?: boolean): Decision<Round> => ({ answer: { kind: 'answer', answer }, ...(final ? { final } : {}) });
     switch (step.kind) {
-      case 'refuse': {
-        const where = `effect ${effect.effectId} (workflow ${effect.command.workflowId}, step ${effect.command.step}, slot ${effect.command.slot})`;
-        const journaled = step.details['journal'] === true;
-        throw new EffectdError(step.code, `${journaled ? `step ${effect.command.step} of workflow ${effect.command.workflowId}` : where} ${step.message}`, step.details);
-      }
+      case 'refuse':
+        throw refusalOf(effect, step, step.recorded && core.answer(step.recorded, true));
       case 'answer': {
         const disposition = step.as === 'unsettled' ? (current && effectStatus(current, core.now()) === 'dispatching' ? 'in-flight' : 'held-unknown') : step.as;
         return answered({ outcome: core.answer(current!, true, step.holder), disposition }, step.final);
@@ -233,10 +232,13 @@ export class EffectRunner {
     const { core } = this;
     return core.update(stream, (workflow): Decision<EffectState> => {
       if (!accepts(workflow, [event])) return { answer: workflow.effects.get(effectId)! };
+      const before = workflow.effects.get(effectId)!.recordedStatus;
       return {
         append: [event],
         answer: (after) => {
           const next = after.effects.get(effectId)!;
+          // An escalation that evidence settled: the human's queue no longer holds it.
+          if (before === 'escalated' && next.recordedStatus !== 'escalated') core.metrics.escalationSettled(next.declared.tool, 'lookup');
           if (event.type === 'ReconciliationChecked') core.metrics.reconciliationCheck(next.declared.tool, event.verdict);
           else if (event.type === 'EffectEscalated') core.metrics.escalated(next.declared.tool);
           // The log says DUPLICATE from the appended event (src/logging/event-log.ts).
@@ -334,6 +336,7 @@ export class EffectRunner {
         answer: (after) => {
           const next = after.effects.get(effect.effectId)!;
           core.metrics.resolved(resolution.outcome);
+          if (current.recordedStatus === 'escalated') core.metrics.escalationSettled(next.declared.tool, 'human');
           if (next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, event.at - next.unknownSince);
           return next;
         },
@@ -376,8 +379,22 @@ export class EffectRunner {
   }
 }
 
+/**
+ * A refused command, worded by where the recorded effect stands: it never invites a new step while
+ * that effect may have happened or did (only a proven not_done does), and it carries that effect's
+ * answer, so every door can say what was recorded (docs/http-api.md, "Refusals").
+ */
+function refusalOf(effect: PreparedCommand, step: Extract<Step, { kind: 'refuse' }>, recorded: AgentOutcome | undefined): EffectdError {
+  const { workflowId, step: stepName, slot } = effect.command;
+  if (step.details['journal'] === true) return new EffectdError(step.code, `step ${stepName} of workflow ${workflowId} ${step.message}`, step.details);
+  const where = `effect ${effect.effectId} (workflow ${workflowId}, step ${stepName}, slot ${slot})`;
+  if (!recorded) return new EffectdError(step.code, `${where} ${step.message}`, step.details);
+  const next = recorded.status === 'not_done' ? ' A changed intent needs a new step.' : recorded.status === 'done' ? ' It is done: do not do it again under another step.' : ` Do not start another ${recorded.tool} for ${recorded.target} while it is checked.`;
+  return new EffectdError(step.code, `${where} ${step.message}; nothing was sent for this command. What step ${stepName} recorded: ${recorded.message}${next}`, { ...step.details, recorded: { status: recorded.status, state: recorded.state, ...(recorded.receipt ? { receipt: recorded.receipt } : {}), message: recorded.message } });
+}
+
 /** A tool no longer configured: nothing to look up or resend with (an operator's action needs no more). */
-const NO_POLICY = { lookup: 'none', lookupConsistent: false, dedupesByKey: false, settleWindowMs: 0, resends: { max: 0, withinMs: 0 }, concurrentTargets: false } as const;
+const NO_POLICY = { lookup: 'none', lookupConsistent: false, dedupesByKey: false, settleWindowMs: 0, resends: { max: 0, withinMs: 0 }, concurrentTargets: false, committedPerTarget: 'many' } as const;
 
 function refusal(step: Step, fallback: string): EffectdError {
   return step.kind === 'refuse' ? new EffectdError(step.code, step.message, step.details) : new EffectdError('illegal_transition', fallback);

@@ -1,9 +1,11 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
 import { contentKeyOf } from '../core/content-index.js';
 import { effectCommand } from '../core/effect-command.js';
-import type { EffectState } from '../core/effect-state.js';
-import { EffectdError, invalidCommand } from '../core/errors.js';
-import type { WorkflowState } from '../core/fold.js';
+import { effectStatus, type EffectState } from '../core/effect-state.js';
+import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import type { CanonicalArgs } from '../core/arg-fields.js';
+import { lifecycleOf } from '../core/effect-lifecycle.js';
+import { targetKeyOf, type WorkflowState } from '../core/fold.js';
 import { deriveEffectId } from '../core/identity.js';
 import { intentDigest } from '../core/intent.js';
 import { stillLooking } from '../core/next-step.js';
@@ -41,9 +43,40 @@ export class EffectShell implements ShellPort {
 
   /**
    * Validates a raw command against the wire schema and the tool's contract, for the tenant and
-   * actor the gateway authenticated (never the ones a payload names). Throws `invalid_command` / `unknown_tool`.
+   * actor the gateway authenticated (never the ones a payload names). Throws `invalid_command` /
+   * `unknown_tool`; a refused argument on a target the workflow already has a committed or
+   * unknown effect on says that first (a model respelling an amount is deciding again).
    */
-  prepare(raw: unknown, as: Actor): PreparedCommand {
+  async prepare(raw: unknown, as: Actor): Promise<PreparedCommand> {
+    try {
+      return this.check(raw, as);
+    } catch (error) {
+      throw isEffectdError(error, 'invalid_command') ? await this.withTargetFacts(error as EffectdError, raw, as) : error;
+    }
+  }
+
+  /** The refusal, with what the workflow already did on the command's target first. */
+  private async withTargetFacts(error: EffectdError, raw: unknown, as: Actor): Promise<EffectdError> {
+    const command = raw as { workflowId?: unknown; tool?: unknown; args?: unknown };
+    const tool = typeof command.tool === 'string' ? this.tool(command.tool) : undefined;
+    if (!tool || typeof command.workflowId !== 'string' || command.args === null || typeof command.args !== 'object') return error;
+    let target: string;
+    try {
+      target = tool.target(command.args as CanonicalArgs);
+    } catch {
+      return error;
+    }
+    const workflow = await this.core.read(workflowStream(as.tenant, command.workflowId));
+    const now = this.core.now();
+    const onTarget = (workflow.byTarget.get(targetKeyOf(tool.name, target)) ?? []).map((id) => workflow.effects.get(id)!).reverse();
+    const done = onTarget.find((e) => effectStatus(e, now) === 'committed') ?? onTarget.find((e) => lifecycleOf(effectStatus(e, now)).agent === 'unknown');
+    if (!done) return error;
+    const answer = this.core.answer(done, true);
+    const fact = answer.status === 'done' ? `${target} already had ${tool.name} in step ${done.declared.step} (receipt ${answer.receipt ?? 'recorded'}).` : `${tool.name} for ${target} from step ${done.declared.step} may have happened and is being checked.`;
+    return new EffectdError('invalid_command', `${fact} ${error.message}`, { ...error.details, onTarget: { step: done.declared.step, effectId: done.effectId, status: answer.status, ...(answer.receipt ? { receipt: answer.receipt } : {}) } });
+  }
+
+  private check(raw: unknown, as: Actor): PreparedCommand {
     const parsed = effectCommand.safeParse(raw);
     if (!parsed.success) throw invalidCommand('the command is malformed', parsed.error.issues);
     const command = parsed.data;
@@ -78,7 +111,7 @@ export class EffectShell implements ShellPort {
   }
 
   async execute(raw: unknown, as: Actor): Promise<ShellAnswer> {
-    return this.runner.submit(this.prepare(raw, as));
+    return this.runner.submit(await this.prepare(raw, as));
   }
 
   /**

@@ -58,8 +58,8 @@ export type DuplicateHandling = Omit<DuplicateHandled, 'type' | 'v' | 'at' | 'ef
  * the shell's runner, and reads of the workflow state. Nothing above the shell reaches its parts.
  */
 export interface ShellPort {
-  /** Validates a raw command against the wire schema and the tool's contract, for an authenticated actor (throws `invalid_command` / `unknown_tool`). */
-  prepare(raw: unknown, as: Actor): PreparedCommand;
+  /** Validates a raw command against the wire schema and the tool's contract, for an authenticated actor (throws `invalid_command` / `unknown_tool`, saying first what the workflow did on the target). */
+  prepare(raw: unknown, as: Actor): Promise<PreparedCommand>;
   /**
    * Takes a submission as far as it goes now; after a lost reply the answer waits up to
    * `budgetMs` for reconciliation to settle it (inline settle); the outcome's `waitedMs` says how long it waited.

@@ -4,7 +4,7 @@ import { nextStep, type EffectPolicy, type Progress, type Step } from '../../src
 import type { ReconcilePolicy } from '../../src/core/reconcile-schedule.js';
 
 /** The decider in one mode, for tests that state a policy without the hold rules. */
-const policyOf = (policy: ReconcilePolicy): EffectPolicy => ({ concurrentTargets: false, ...policy });
+const policyOf = (policy: ReconcilePolicy): EffectPolicy => ({ concurrentTargets: false, committedPerTarget: 'many', ...policy });
 
 export const reconcileStep = (effect: EffectState, now: number, policy: ReconcilePolicy): Step =>
   nextStep({ effect, policy: policyOf(policy), now, mode: { kind: 'reconcile' } });
@@ -18,6 +18,6 @@ export const resubmitStep = (effect: EffectState, now: number, policy: Reconcile
     effect, policy: policyOf(policy), now, lookaside: {},
     mode: {
       kind: 'submit', workflow, tenantWindow: false, progress: { lookedUp: false, resent: false },
-      submission: { effectId: effect.effectId, intentDigest: effect.declared.intentDigest, step: effect.declared.step, repeat: false, contentKey: effect.declared.contentKey, targetKey: `${effect.declared.tool}\n${effect.declared.target}` },
+      submission: { effectId: effect.effectId, intentDigest: effect.declared.intentDigest, tool: effect.declared.tool, target: effect.declared.target, args: effect.declared.args, step: effect.declared.step, repeat: false, contentKey: effect.declared.contentKey, targetKey: `${effect.declared.tool}\n${effect.declared.target}` },
     },
   });

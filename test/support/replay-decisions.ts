@@ -64,7 +64,7 @@ export function decisionsAt(workflow: WorkflowState, now: number, policyOf: (too
   const effects: Record<string, EffectDecisions> = {};
   for (const effect of workflow.effects.values()) {
     // concurrentTargets only matters to a new effect's target hold; every effect here is declared.
-    const policy: EffectPolicy = { ...policyOf(effect.declared.tool).reconcile, concurrentTargets: false };
+    const policy: EffectPolicy = { ...policyOf(effect.declared.tool).reconcile, concurrentTargets: false, committedPerTarget: 'many' };
     const step = (mode: Mode) => nextStep({ effect, policy, now, mode });
     const resubmitted = (): Step => step({ kind: 'submit', submission: submissionOf(effect), workflow, progress: { lookedUp: false, resent: false }, tenantWindow: false });
     effects[effect.effectId] = {
@@ -97,7 +97,7 @@ function relative(time: number, now: number): string {
 /** The same step submitted again with the same intent, as the shell would hand it to nextStep. */
 function submissionOf(effect: EffectState) {
   const { declared } = effect;
-  return { effectId: effect.effectId, intentDigest: declared.intentDigest, step: declared.step, repeat: declared.repeat !== undefined, contentKey: declared.contentKey, targetKey: targetKeyOf(declared.tool, declared.target) };
+  return { effectId: effect.effectId, intentDigest: declared.intentDigest, tool: declared.tool, target: declared.target, args: declared.args, step: declared.step, repeat: declared.repeat !== undefined, contentKey: declared.contentKey, targetKey: targetKeyOf(declared.tool, declared.target) };
 }
 
 /**

@@ -16,8 +16,8 @@ import { declared, finished, started } from '../support/events.js';
 const E = 'eff_a';
 const OTHER = 'eff_b';
 /** Stripe-like: a lagging reference search, a key it dedupes for a day, a 1 s settle window. */
-const stripe: EffectPolicy = { lookup: 'reference', lookupConsistent: false, dedupesByKey: true, settleWindowMs: 1_000, resends: { max: 3, withinMs: 3_600_000 }, concurrentTargets: false };
-const noLookupNoKey: EffectPolicy = { lookup: 'none', lookupConsistent: false, dedupesByKey: false, settleWindowMs: 1_000, resends: { max: 3, withinMs: 3_600_000 }, concurrentTargets: false };
+const stripe: EffectPolicy = { lookup: 'reference', lookupConsistent: false, dedupesByKey: true, settleWindowMs: 1_000, resends: { max: 3, withinMs: 3_600_000 }, concurrentTargets: false, committedPerTarget: 'many' };
+const noLookupNoKey: EffectPolicy = { lookup: 'none', lookupConsistent: false, dedupesByKey: false, settleWindowMs: 1_000, resends: { max: 3, withinMs: 3_600_000 }, concurrentTargets: false, committedPerTarget: 'many' };
 
 const seen = new Set<EffectStatus | 'new'>();
 
@@ -39,7 +39,7 @@ function given(events: EffectEvent[]) {
       const effectId = w.effectId ?? E;
       const effect: EffectState | undefined = workflow.effects.get(effectId);
       seen.add(effect ? effectStatus(effect, w.now) : 'new');
-      const submission: Submission = { effectId, intentDigest: 'digest-a', step: effect?.declared.step ?? '2', repeat: false, contentKey: 'content-1', targetKey: 'payments.charge\ninv-1', ...w.submission };
+      const submission: Submission = { effectId, intentDigest: 'digest-a', tool: 'payments.charge', target: 'inv-1', args: { amount: 4900, currency: 'usd' }, step: effect?.declared.step ?? '2', repeat: false, contentKey: 'content-1', targetKey: 'payments.charge\ninv-1', ...w.submission };
       const progress = w.progress ?? { lookedUp: false, resent: false };
       const mode: Mode = w.mode === 'submit' ? { kind: 'submit', submission, workflow, progress, tenantWindow: w.tenantWindow ?? false }
         : w.mode === 'settle' ? { kind: 'settle', progress }
@@ -92,8 +92,15 @@ describe('nextStep, a submission', () => {
     expect(given(lost()).when({ mode: 'submit', now: 1_300, progress: { lookedUp: true, resent: false } })).toEqual({ kind: 'resend' });
     expect(given(lost()).when({ mode: 'submit', now: 1_300, policy: noLookupNoKey })).toEqual({ kind: 'answer', as: 'unsettled' });
   });
-  it('(unknown) a changed intent is refused: a changed intent needs a new step', () => {
-    expect(given(lost()).when({ mode: 'submit', now: 1_300, submission: { intentDigest: 'digest-b' } })).toMatchObject({ kind: 'refuse', code: 'intent_conflict' });
+  it('(unknown) a changed intent is refused, with the recorded effect to say where it stands', () => {
+    const refused = given(lost()).when({ mode: 'submit', now: 1_300, submission: { intentDigest: 'digest-b', args: { amount: 5000, currency: 'usd' } } });
+    expect(refused).toMatchObject({ kind: 'refuse', code: 'intent_conflict' });
+    expect(refused.kind === 'refuse' && refused.recorded?.effectId).toBe(E);
+  });
+  it('(unknown, committed) the identical command under another contract version is the recorded effect, never a conflict', () => {
+    // Same tool, target and canonical arguments; the digest differs only by the contract version.
+    expect(given(lost()).when({ mode: 'submit', now: 1_300, submission: { intentDigest: 'digest-v2' } })).toEqual({ kind: 'lookup' });
+    expect(given(committed()).when({ mode: 'submit', now: 2_000, submission: { intentDigest: 'digest-v2' } })).toEqual({ kind: 'answer', as: 'replayed', final: true });
   });
   it('(committed, failed_before_effect) answered from the ledger, final', () => {
     expect(given(committed()).when({ mode: 'submit', now: 2_000 })).toEqual({ kind: 'answer', as: 'replayed', final: true });
@@ -103,10 +110,26 @@ describe('nextStep, a submission', () => {
     expect(given([...lost(), escalated()]).when({ mode: 'submit', now: 2_000 })).toEqual({ kind: 'answer', as: 'replayed' });
     expect(given([decl(), started(E, 1, 1_100), finished(E, 1, 1_200, 'terminal_failure')]).when({ mode: 'submit', now: 2_000 })).toEqual({ kind: 'answer', as: 'replayed' });
   });
-  it('(held) stays held while what it waits on holds; released when its content match proved absent or its target settled', () => {
+  it('(held) never sent by a release: it stays held while what it waits on may have happened or did, whatever the basis', () => {
+    const resolved = (outcome: 'committed' | 'failed_before_effect'): EffectEvent => ({ type: 'EffectResolved', v: 1, at: 1_500, effectId: E, resolvedBy: 'op', outcome, reason: 'seen' });
     expect(given(heldBehind(lost(), 'content')).when({ mode: 'submit', now: 1_400, effectId: OTHER })).toMatchObject({ kind: 'answer', as: 'held' });
     expect(given(heldBehind(committed(), 'content')).when({ mode: 'submit', now: 1_400, effectId: OTHER })).toMatchObject({ kind: 'answer', as: 'held' });
-    expect(given([...heldBehind(lost(), 'target'), { type: 'EffectResolved', v: 1, at: 1_500, effectId: E, resolvedBy: 'op', outcome: 'committed', reason: 'seen' }]).when({ mode: 'submit', now: 1_600, effectId: OTHER })).toMatchObject({ kind: 'release' });
+    expect(given([...heldBehind(lost(), 'target'), resolved('committed')]).when({ mode: 'submit', now: 1_600, effectId: OTHER })).toMatchObject({ kind: 'answer', as: 'held' });
+    // Only what is proven not to have happened lets it go, under the usual rules.
+    expect(given([...heldBehind(lost(), 'target'), resolved('failed_before_effect')]).when({ mode: 'submit', now: 1_600, effectId: OTHER })).toMatchObject({ kind: 'release' });
+    expect(given([...heldBehind(lost(), 'content'), resolved('failed_before_effect')]).when({ mode: 'submit', now: 1_600, effectId: OTHER })).toMatchObject({ kind: 'release' });
+  });
+  it('(held) a declared repeat on a new submission of the held step sends it', () => {
+    expect(given(heldBehind(committed(), 'target')).when({ mode: 'submit', now: 1_400, effectId: OTHER, submission: { repeat: true } })).toMatchObject({ kind: 'release' });
+  });
+  it('(new) a target that takes one committed effect, and has it, holds a new step as already done; a declared repeat goes', () => {
+    const once: EffectPolicy = { ...stripe, committedPerTarget: 'one' };
+    const other = { effectId: OTHER, submission: { contentKey: 'content-2', intentDigest: 'digest-b' } };
+    expect(given(committed()).when({ mode: 'submit', now: 2_000, policy: once, ...other })).toMatchObject({ kind: 'hold', basis: 'target', holder: { effectId: E } });
+    expect(given(committed()).when({ mode: 'submit', now: 2_000, policy: stripe, ...other })).toEqual({ kind: 'claim', declare: true });
+    expect(given(committed()).when({ mode: 'submit', now: 2_000, policy: once, effectId: OTHER, submission: { contentKey: 'content-2', repeat: true } })).toEqual({ kind: 'claim', declare: true });
+    // A target whose effect proved absent takes a new one.
+    expect(given([decl(), started(E, 1, 1_100), finished(E, 1, 1_200, 'failed_before_effect')]).when({ mode: 'submit', now: 2_000, policy: once, ...other })).toEqual({ kind: 'claim', declare: true });
   });
   it('(held) held behind another workflow\'s effect: the decider asks for it first', () => {
     const events = [decl(OTHER, { step: '2', at: 1_300 }), held('content', 'wf-other')];
@@ -144,9 +167,34 @@ describe('nextStep, the scheduled reconcile', () => {
     expect(given(poisoned).when({ mode: 'reconcile', now: 1_300 })).toEqual({ kind: 'lookup' });
     expect(given(poisoned).when({ mode: 'reconcile', now: 1_300, policy: noLookupNoKey })).toEqual({ kind: 'none' });
   });
-  it('(escalated, held) nothing the schedule does today', () => {
-    expect(given([...lost(), escalated()]).when({ mode: 'reconcile', now: 2_000 })).toEqual({ kind: 'none' });
+  it('(escalated) still looked up, on a slowing schedule, until the key is no longer retained', () => {
+    const esc = [...lost(), escalated()];
+    // Escalated at 1,500; the first look one settle window (1 s) later, then 2 s, 4 s… after the last one.
+    expect(given(esc).when({ mode: 'reconcile', now: 2_000 })).toMatchObject({ kind: 'wait', until: 2_500 });
+    expect(given(esc).when({ mode: 'reconcile', now: 2_500 })).toEqual({ kind: 'lookup' });
+    const looked = [...esc, { type: 'ReconciliationChecked', v: 1, at: 2_510, askedAt: 2_500, effectId: E, method: 'lookup-by-reference', asked: 'search', seen: 'none', verdict: 'pending' } as EffectEvent];
+    expect(given(looked).when({ mode: 'reconcile', now: 2_600 })).toMatchObject({ kind: 'wait', until: 4_500 });
+    // The key (retained a day from the first dispatch) bounds it; a tool with no lookup has nothing to watch.
+    expect(given(looked).when({ mode: 'reconcile', now: 1_100 + 86_400_000 })).toEqual({ kind: 'none' });
+    expect(given(esc).when({ mode: 'reconcile', now: 2_500, policy: noLookupNoKey })).toEqual({ kind: 'none' });
+  });
+  it('(escalated) an inline settle never waits for the slow watch', () => {
+    expect(given([...lost(), escalated()]).when({ mode: 'settle', now: 2_500 })).toEqual({ kind: 'none' });
+  });
+  it('(held) nothing the schedule does', () => {
     expect(given(heldBehind(lost(), 'content')).when({ mode: 'reconcile', now: 1_400, effectId: OTHER })).toEqual({ kind: 'none' });
+  });
+  it('(unknown) a 409 "still in progress" is evidence, not a resend: no cap spent, the next resend waits for the holder, and absence is never proven', () => {
+    const busy = (n: number, at: number): EffectEvent[] => [started(E, n, at), { ...finished(E, n, at + 10, 'unknown'), httpStatus: 409 } as EffectEvent];
+    const oneResend: EffectPolicy = { ...stripe, resends: { max: 1, withinMs: 3_600_000 }, lookup: 'none' };
+    const after409s = [...lost(), ...busy(2, 1_300), ...busy(3, 2_000), ...busy(4, 3_000)];
+    // Three 409s and resends.max 1: still allowed, after the holder's wait (500 ms doubling per 409 in a row: 2 s after the third).
+    expect(given(after409s).when({ mode: 'reconcile', now: 3_100, policy: oneResend })).toMatchObject({ kind: 'wait', until: 5_010 });
+    expect(given(after409s).when({ mode: 'reconcile', now: 5_010, policy: oneResend })).toEqual({ kind: 'resend' });
+    // A consistent lookup that finds nothing proves nothing once the provider said the key was in use.
+    const consistent: EffectPolicy = { ...stripe, lookupConsistent: true, dedupesByKey: false };
+    const check = (at: number): EffectEvent => ({ type: 'ReconciliationChecked', v: 1, at, askedAt: at, effectId: E, method: 'lookup-by-reference', asked: 'search', seen: 'none', verdict: 'pending' });
+    expect(given([...lost(), ...busy(2, 1_300), check(2_400)]).when({ mode: 'reconcile', now: 2_500, policy: consistent })).toMatchObject({ kind: 'escalate' });
   });
 });
 

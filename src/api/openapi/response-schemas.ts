@@ -215,6 +215,7 @@ const lifecycleRowSchema = z.object({
   inProgress: z.boolean().meta({ description: 'effectd itself is still moving it (no human is waited for).' }),
   holdsContent: z.boolean().meta({ description: 'A new step with the same business content is held back while a matching effect is in this status.' }),
   holdsTarget: z.boolean().meta({ description: 'A new step on the same tool and target is held back while an effect is in this status.' }),
+  holdsOnceTarget: z.boolean().meta({ description: 'For a tool whose target takes one committed effect (`committedPerTarget: one`), a new step on the same target is held back while an effect is in this status.' }),
   unknownClock: z.boolean().meta({ description: 'Counts in the time an effect has been unknown.' }),
   human: z.enum(valuesOf(HUMAN_NEED)).meta({ description: `When a human is needed: ${described(HUMAN_NEED)}.` }),
   resolvable: z.boolean().meta({ description: 'An operator may settle it with what they found at the provider (POST /v1/effects/{effectId}/resolve).' }),

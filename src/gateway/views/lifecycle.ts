@@ -10,21 +10,6 @@ export type LifecycleView = { status: EffectStatus } & LifecycleRow;
  */
 export function serviceMeta(): { lifecycle: LifecycleView[] } {
   return {
-    lifecycle: lifecycleTable().map(({ status, row }) => ({
-      status,
-      meaning: row.meaning,
-      open: row.open,
-      settled: row.settled,
-      inProgress: row.inProgress,
-      holdsContent: row.holdsContent,
-      holdsTarget: row.holdsTarget,
-      unknownClock: row.unknownClock,
-      human: row.human,
-      resolvable: row.resolvable,
-      releasable: row.releasable,
-      agent: row.agent,
-      saga: row.saga,
-      events: [...row.events],
-    })),
+    lifecycle: lifecycleTable().map(({ status, row }) => Object.assign({ status }, row, { events: [...row.events] })),
   };
 }

@@ -14,7 +14,7 @@ export function describeEvent(event: LedgerEvent): string {
     case 'EffectEscalated':
       return `escalated to a human: ${event.reason}`;
     case 'EffectHeld':
-      return `held: the same content as step ${event.matchedStep} (${event.matchedEffectId}, ${event.scope}); nothing sent`;
+      return `held: ${event.basis === 'target' ? 'the same target as' : 'the same content as'} step ${event.matchedStep} (${event.matchedEffectId}, ${event.scope}); nothing sent`;
     case 'EffectReleased':
       return `released by ${event.releasedBy}: ${event.reason}`;
     case 'SagaStarted':
