@@ -146,6 +146,13 @@ export const toolContractSpec = z.object({
   /** How long after dispatch a provider may still commit or become searchable. */
   settleWindowMs: z.number().int().nonnegative().default(60_000),
   /**
+   * How long after a proof of absence (a consistent lookup that found nothing after the settle
+   * window) the reference is looked up once more: a request that reached the provider later than
+   * the window (a slow network, a queue in front of it) is found then, recorded as a late arrival
+   * and put before an operator. Default: 3× the settle window, and at least the window + 10 s.
+   */
+  absenceAuditMs: z.number().int().positive().optional(),
+  /**
    * After a lost reply, how long the answer may wait for reconciliation to settle it (inline
    * settle): 0 answers `unknown` at once. Absent: EFFECTD_ANSWER_BUDGET_MS (2 s), within the
    * tool's timeout plus ANSWER_BUDGET_MARGIN_MS, which an explicit value may not exceed either.

@@ -34,6 +34,10 @@ export function agentOutcome(effect: EffectState, context: OutcomeContext): Agen
     case 'held':
       return heldOutcome(effect, base, context);
     case 'committed':
+      if (effect.lateArrival) {
+        // It was answered not_done once: say so, so an agent that did it again under a new step knows there are two.
+        return outcomeOf(base, { status: 'done', receipt: effect.receipt, reason: effect.reason, message: `done: ${tool} for ${target} happened after all (receipt ${effect.receipt ?? 'recorded'}): its request reached the provider after effectd had answered not_done at ${new Date(effect.lateArrival.provenAbsentAt).toISOString()}. If another step did it again, an operator has both on the queue; do not start another ${tool} for ${target}.` });
+      }
       return outcomeOf(base, { status: 'done', receipt: effect.receipt, reason: effect.reason, message: `done: ${tool} for ${target} happened (receipt ${effect.receipt ?? 'recorded'}).` });
     case 'failed_before_effect':
       return outcomeOf(base, { status: 'not_done', reason: effect.reason, message: `not_done: ${tool} for ${target} did not happen (${effect.reason ?? 'refused by the provider'}); it is safe to try again as a new step.` });

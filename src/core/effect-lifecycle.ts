@@ -92,7 +92,7 @@ export const LIFECYCLE = {
     meaning: 'proven not to have happened: safe to try again as a new step',
     open: false, settled: true, inProgress: false, holdsContent: false, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'not_done', saga: 'compensate',
-    events: [],
+    events: ['AbsenceAudited', 'LateArrivalDetected'],
   },
   terminal_failure: {
     meaning: 'the provider replays a stored failure under the key: nothing is re-sent, it is looked up (then on a slowing schedule) while a human decides',

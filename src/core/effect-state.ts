@@ -27,6 +27,10 @@ export interface EffectState {
   releasedBy?: string;
   /** After a settle through a resend: what the duplicate audit found (absent until it ran). */
   audit?: EffectAudit;
+  /** After a proof of absence: what looking it up once more later found (absent until it ran). */
+  absenceAudit?: { verdict: 'confirmed' | 'unverifiable'; at: number };
+  /** It was proven absent, then found at the provider after all: the receipt, and whether an operator dealt with it. */
+  lateArrival?: { at: number; receipt: string; provenAbsentAt: number; handled?: { action: 'compensated' | 'kept'; by: string; reason: string; compensationEffectId?: string } };
   lastEventAt: number;
   /** Every event of this effect, in order: the evidence an operator reads. */
   log: readonly EffectEvent[];
@@ -45,11 +49,23 @@ export function needsAudit(effect: EffectState): boolean {
   return effect.recordedStatus === 'committed' && effect.attempts.length > 1 && effect.audit === undefined;
 }
 
-/** The extra objects of a detected duplicate no operator has dealt with yet. */
+/**
+ * The objects at the provider no operator has dealt with yet: the extra ones of a detected
+ * duplicate, and a late arrival (it happened after effectd answered not_done, so the agent may have
+ * done it again under a new step).
+ */
 export function unhandledDuplicates(effect: EffectState): string[] {
+  const late = effect.lateArrival && !effect.lateArrival.handled ? [effect.lateArrival.receipt] : [];
   const audit = effect.audit;
-  if (audit?.verdict !== 'duplicates') return [];
-  return audit.receipts.filter((r) => r !== effect.receipt && !audit.handled[r]);
+  if (audit?.verdict !== 'duplicates') return late;
+  return [...audit.receipts.filter((r) => r !== effect.receipt && !audit.handled[r]), ...late];
+}
+
+/** Proven absent by a lookup (not by the provider's own refusal or a human), and not looked up once more since. */
+export function absenceUnaudited(effect: EffectState): boolean {
+  if (effect.recordedStatus !== 'failed_before_effect' || effect.absenceAudit || effect.resolvedBy !== undefined) return false;
+  const last = effect.checks[effect.checks.length - 1];
+  return last?.verdict === 'not_committed' && last.at === effect.settledAt;
 }
 
 /**

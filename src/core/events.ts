@@ -162,6 +162,32 @@ export const decisionRecorded = z.object({
   recordedBy: z.string().optional(),
 });
 
+/**
+ * A proof of absence looked up once more, later (after the contract's absenceAuditMs): still not
+ * there (`confirmed`), or the lookup did not answer (`unverifiable`).
+ */
+export const absenceAudited = z.object({
+  type: z.literal('AbsenceAudited'),
+  ...base,
+  verdict: z.enum(['confirmed', 'unverifiable']),
+  asked: z.string(),
+  seen: z.string(),
+});
+
+/**
+ * The audit of a proof of absence found the effect after all: its request reached the provider
+ * after the settle window (a slow network, a queue in front of the provider). It happened.
+ */
+export const lateArrivalDetected = z.object({
+  type: z.literal('LateArrivalDetected'),
+  ...base,
+  receipt: z.string(),
+  asked: z.string(),
+  seen: z.string(),
+  /** When effectd had settled it not done (what the agent was told then). */
+  provenAbsentAt: z.number().int().nonnegative(),
+});
+
 export const effectEvent = z.discriminatedUnion('type', [
   effectDeclared,
   attemptStarted,
@@ -174,6 +200,8 @@ export const effectEvent = z.discriminatedUnion('type', [
   duplicateDetected,
   resendAudited,
   duplicateHandled,
+  absenceAudited,
+  lateArrivalDetected,
 ]);
 
 export const ledgerEvent = z.discriminatedUnion('type', [...effectEvent.options, decisionRecorded, sagaStarted, sagaCompensating, sagaFinished]);
@@ -193,6 +221,8 @@ export type EffectResolved = z.infer<typeof effectResolved>;
 export type DuplicateDetected = z.infer<typeof duplicateDetected>;
 export type ResendAudited = z.infer<typeof resendAudited>;
 export type DuplicateHandled = z.infer<typeof duplicateHandled>;
+export type AbsenceAudited = z.infer<typeof absenceAudited>;
+export type LateArrivalDetected = z.infer<typeof lateArrivalDetected>;
 export type LedgerEventType = LedgerEvent['type'];
 
 export function isEffectEvent(event: LedgerEvent): event is EffectEvent {

@@ -176,7 +176,24 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       next.audit = event.type === 'DuplicateDetected' ? { verdict: 'duplicates', at: event.at, receipts: event.receipts, handled: {} } : { verdict: event.verdict, at: event.at };
       return next;
     }
+    case 'AbsenceAudited': {
+      if (effect.absenceAudit) reject('a proof of absence is audited once');
+      next.absenceAudit = { verdict: event.verdict, at: event.at };
+      return next;
+    }
+    case 'LateArrivalDetected': {
+      if (effect.absenceAudit) reject('a proof of absence is audited once');
+      next.absenceAudit = { verdict: 'confirmed', at: event.at };
+      next.lateArrival = { at: event.at, receipt: event.receipt, provenAbsentAt: event.provenAbsentAt };
+      return settle(next, 'committed', event.at, event.receipt, `it arrived at the provider after effectd had proven it absent: ${event.seen}`);
+    }
     case 'DuplicateHandled': {
+      const late = effect.lateArrival;
+      if (late && event.receipt === late.receipt) {
+        if (late.handled) reject('each extra object is handled once');
+        next.lateArrival = { ...late, handled: { action: event.action, by: event.handledBy, reason: event.reason, ...(event.compensationEffectId ? { compensationEffectId: event.compensationEffectId } : {}) } };
+        return next;
+      }
       const audit = effect.audit;
       if (audit?.verdict !== 'duplicates' || !audit.receipts.includes(event.receipt) || event.receipt === effect.receipt) reject('only an extra object of a detected duplicate is handled');
       if ((audit as Extract<typeof audit, { verdict: 'duplicates' }>).handled[event.receipt]) reject('each extra object is handled once');

@@ -1,10 +1,10 @@
 import { canonicalJson } from './canonical-json.js';
 import { findContentMatch, findTargetHold } from './content-index.js';
 import { lifecycleOf, ONCE_TARGET_HOLDING_STATUSES, TARGET_HOLDING_STATUSES } from './effect-lifecycle.js';
-import { currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
+import { absenceUnaudited, currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
 import type { DecisionRecorded } from './events.js';
 import type { WorkflowState } from './fold.js';
-import { askedAt, inFlightAnswer, keyStillProtects, nextLookup, resendVerdict, settleFrom, watchLookup, type ReconcilePolicy } from './reconcile-schedule.js';
+import { absenceAuditAfterMs, askedAt, inFlightAnswer, keyStillProtects, nextLookup, resendVerdict, settleFrom, watchLookup, type ReconcilePolicy } from './reconcile-schedule.js';
 
 /**
  * What a tool's contract says about an effect's life, computed once where tools are registered:
@@ -89,8 +89,8 @@ export type Step =
   | { kind: 'lookup' }
   /** A same-key resend: the provider dedupes the key and the contract allows another. */
   | { kind: 'resend' }
-  /** Settled through a resend: look its reference up once more for a second object. */
-  | { kind: 'audit' }
+  /** Look it up once more: settled through a resend (`resend`: a second object?), or proven absent (`absence`: did it arrive late?). */
+  | { kind: 'audit'; of: 'resend' | 'absence' }
   | { kind: 'escalate'; reason: string }
   | { kind: 'prove-not-committed'; why: string }
   | { kind: 'wait'; until: number; why: string }
@@ -141,9 +141,11 @@ function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode
   const status = effectStatus(effect, now);
   switch (status) {
     case 'committed':
-    case 'failed_before_effect':
       // Never changes: final, so a warm cache answers it unread.
       return { kind: 'answer', as: 'replayed', final: true };
+    case 'failed_before_effect':
+      // Final once nothing can find it later: a proof of absence not audited yet may still turn into a late arrival.
+      return absenceUnaudited(effect) ? { kind: 'answer', as: 'replayed' } : { kind: 'answer', as: 'replayed', final: true };
     case 'terminal_failure':
     case 'escalated':
       return { kind: 'answer', as: 'replayed' };
@@ -222,7 +224,12 @@ function reconcileStep(effect: EffectState, now: number, policy: ReconcilePolicy
   if (status === 'escalated') return watch ? watchLookup(effect, escalatedAt(effect), now, policy) : { kind: 'none' };
   if (needsAudit(effect)) {
     const settledBy = settleFrom(attempt!) + policy.settleWindowMs;
-    return now >= settledBy ? { kind: 'audit' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
+    return now >= settledBy ? { kind: 'audit', of: 'resend' } : { kind: 'wait', until: settledBy, why: 'settled through a resend: audited for a second object once the lookup has settled' };
+  }
+  // Every proof of absence is looked up once more, later: a request may reach the provider after the window.
+  if (absenceUnaudited(effect)) {
+    const due = effect.settledAt! + absenceAuditAfterMs(policy);
+    return now >= due ? { kind: 'audit', of: 'absence' } : { kind: 'wait', until: due, why: 'proven absent: looked up once more later, for a request that arrived after the settle window' };
   }
   if (status !== 'unknown' || !attempt) return { kind: 'none' };
   const resend = resendVerdict(effect, now, policy);

@@ -14,6 +14,8 @@ export interface ReconcilePolicy {
   settleWindowMs: number;
   /** Same-key resends allowed at most, and not later than `withinMs` after the first dispatch. */
   resends: { max: number; withinMs: number };
+  /** How long after a proof of absence it is looked up once more (a late arrival is found then); absenceAuditAfterMs when absent. */
+  absenceAuditMs?: number;
 }
 
 /** Where an effect's lookups stand after its current attempt (see nextLookup). */
@@ -29,6 +31,11 @@ const FIRST_RECHECK_MS = 250;
 const MAX_RECHECK_MS = 30_000;
 /** Looks after the settle window that went unanswered before an effect whose key no longer protects goes to a human. */
 export const MAX_UNANSWERED_LOOKS = 5;
+
+/** How long after a proof of absence it is looked up once more: the contract's, else 3× the settle window and at least the window + 10 s. */
+export function absenceAuditAfterMs(policy: Pick<ReconcilePolicy, 'settleWindowMs' | 'absenceAuditMs'>): number {
+  return policy.absenceAuditMs ?? Math.max(3 * policy.settleWindowMs, policy.settleWindowMs + 10_000);
+}
 
 /** When a check's lookup was sent (older checks kept only when their answer was recorded). */
 export function askedAt(check: ReconciliationChecked): number {

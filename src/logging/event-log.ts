@@ -80,6 +80,10 @@ function effectRecord(event: EffectEvent, effect: EffectState, enabled: (level: 
       return record('error', () => `DUPLICATE at the provider: ${about} exists ${event.receipts.length} times: ${event.receipts.join(', ')}; an operator decides (console, or POST /v1/effects/${event.effectId}/duplicates/<receipt>)`, () => ({ receipts: event.receipts }));
     case 'ResendAudited':
       return record('info', () => `resend audited: ${event.verdict}: ${about}`, () => ({ verdict: event.verdict }));
+    case 'AbsenceAudited':
+      return record('info', () => `proof of absence audited: ${event.verdict}: ${about}`, () => ({ verdict: event.verdict }));
+    case 'LateArrivalDetected':
+      return record('error', () => `LATE ARRIVAL: ${about} happened after effectd had proven it absent (receipt ${event.receipt}); the agent was told not_done and may have done it again; an operator decides (console, or POST /v1/effects/${event.effectId}/duplicates/${event.receipt})`, () => ({ receipt: event.receipt, provenAbsentAt: new Date(event.provenAbsentAt).toISOString() }));
     case 'DuplicateHandled':
       return record('info', () => `duplicate ${event.receipt} ${event.action} by ${event.handledBy}: ${about}: ${event.reason}`, () => ({ actor: event.handledBy, receipt: event.receipt, action: event.action, compensationEffectId: event.compensationEffectId, reason: event.reason }));
   }

@@ -12,6 +12,7 @@ export const METRIC = {
   reconciliationChecks: 'effectd_reconciliation_checks_total',
   escalations: 'effectd_escalations_total',
   escalationsSettled: 'effectd_escalations_settled_total',
+  lateArrivals: 'effectd_late_arrivals_total',
   duplicatesDetected: 'effectd_duplicates_detected_total',
   resolutions: 'effectd_resolutions_total',
   unknownSeconds: 'effectd_time_in_unknown_seconds',

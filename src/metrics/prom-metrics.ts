@@ -29,6 +29,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   private readonly providerSeconds = new client.Histogram({ name: METRIC.providerCallSeconds, help: 'Provider call latency, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly checks = new client.Counter({ name: METRIC.reconciliationChecks, help: 'Reconciliation checks at the provider, by tool and verdict.', labelNames: ['tool', 'verdict'], registers: [this.registry] });
   private readonly escalationsCounter = new client.Counter({ name: METRIC.escalations, help: 'Effects escalated to a human, by tool.', labelNames: ['tool'], registers: [this.registry] });
+  private readonly lateArrivals = new client.Counter({ name: METRIC.lateArrivals, help: 'Effects proven absent that were found at the provider later (their request arrived after the settle window), by tool: each is on the operator queue.', labelNames: ['tool'], registers: [this.registry] });
   private readonly escalationsSettled = new client.Counter({ name: METRIC.escalationsSettled, help: 'Escalated effects that settled, by tool and by whom: `lookup` (effectd found the evidence later; no human was needed) or `human`.', labelNames: ['tool', 'by'], registers: [this.registry] });
   private readonly duplicatesFound = new client.Counter({ name: METRIC.duplicatesDetected, help: 'Effects for which the provider holds more than one object (found by the audit after a same-key resend: the provider forgot the key sooner than its contract says). Each needs an operator.', labelNames: ['tool'], registers: [this.registry] });
   private readonly resolutions = new client.Counter({ name: METRIC.resolutions, help: 'Escalated or terminal effects resolved by an operator, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
@@ -70,6 +71,9 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
   escalated(tool: string): void {
     this.escalationsCounter.inc({ tool });
   }
+  lateArrival(tool: string): void {
+    this.lateArrivals.inc({ tool });
+  }
   escalationSettled(tool: string, by: 'lookup' | 'human'): void {
     this.escalationsSettled.inc({ tool, by });
   }
@@ -102,6 +106,7 @@ export class PromMetrics implements ShellMetrics, SagaMetrics {
       this.escalationsCounter.inc({ tool }, 0);
       for (const by of ['lookup', 'human']) this.escalationsSettled.inc({ tool, by }, 0);
       this.duplicatesFound.inc({ tool }, 0);
+      this.lateArrivals.inc({ tool }, 0);
     }
     for (const outcome of ['committed', 'failed_before_effect']) this.resolutions.inc({ outcome }, 0);
   }

@@ -13,6 +13,8 @@ export interface ShellMetrics {
   escalated(tool: string): void;
   /** The provider holds more than one object for one effect (found by the audit after a resend). */
   duplicateDetected(tool: string): void;
+  /** An effect proven absent was found at the provider later (its request arrived after the settle window). */
+  lateArrival(tool: string): void;
   resolved(outcome: string): void;
   /** An escalated effect settled: by a later lookup (no human needed after all) or by a human. */
   escalationSettled(tool: string, by: 'lookup' | 'human'): void;
@@ -30,6 +32,7 @@ export const noopShellMetrics: ShellMetrics = {
   reconciliationCheck() {},
   escalated() {},
   duplicateDetected() {},
+  lateArrival() {},
   resolved() {},
   escalationSettled() {},
   leftUnknown() {},

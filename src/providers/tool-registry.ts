@@ -4,6 +4,7 @@ import type { ClassificationRules } from '../core/classify.js';
 import { EffectdError } from '../core/errors.js';
 import type { ProviderScope } from '../core/identity.js';
 import type { EffectPolicy } from '../core/next-step.js';
+import { absenceAuditAfterMs } from '../core/reconcile-schedule.js';
 import { fillString, placeholders } from './templates.js';
 import { isMcpProvider, type EffectdConfig, type ProviderSpec, type ToolContractSpec } from '../config/tool-contract.js';
 
@@ -79,6 +80,7 @@ function effectPolicy(spec: ToolContractSpec): EffectPolicy {
     resends: spec.resends,
     concurrentTargets: spec.concurrentTargets === true,
     committedPerTarget: spec.committedPerTarget ?? 'many',
+    absenceAuditMs: absenceAuditAfterMs(spec),
   };
 }
 

@@ -1,7 +1,7 @@
 import { EffectdError } from '../core/errors.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
+import { absenceUnaudited, needsAudit, unhandledDuplicates, type EffectState, type EffectStatus } from '../core/effect-state.js';
 import { OPEN_STATUSES } from '../core/effect-lifecycle.js';
 import { isEffectEvent, type LedgerEvent } from '../core/events.js';
 import { evolveEffect, type WorkflowState } from '../core/fold.js';
@@ -254,7 +254,7 @@ export class OpenEffectsProjection {
 
 /** Settled, audited if it went through a resend, and no duplicate waiting for an operator: nothing will move it again. */
 function closedForGood(state: EffectState): boolean {
-  return !OPEN_STATUSES.has(state.recordedStatus) && !needsAudit(state) && unhandledDuplicates(state).length === 0;
+  return !OPEN_STATUSES.has(state.recordedStatus) && !needsAudit(state) && !absenceUnaudited(state) && unhandledDuplicates(state).length === 0;
 }
 
 /** The index of each effect's last event in `events`. */

@@ -2,14 +2,14 @@ import type { AgentOutcome } from '../core/agent-outcome.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { AttemptStarted, DuplicateDetected, DuplicateHandled, EffectEscalated, EffectHeld, EffectReleased, EffectResolved, LedgerEvent, ReconciliationChecked, ResendAudited } from '../core/events.js';
+import type { AbsenceAudited, AttemptStarted, DuplicateDetected, LateArrivalDetected, DuplicateHandled, EffectEscalated, EffectHeld, EffectReleased, EffectResolved, LedgerEvent, ReconciliationChecked, ResendAudited } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
 import { nextStep, type Lookaside, type Mode, type Progress, type Step, type Submission } from '../core/next-step.js';
 import { askedAt } from '../core/reconcile-schedule.js';
 import { workflowStream } from '../core/streams.js';
 import { targetKeyOf } from '../core/fold.js';
 import { ATTR, checkAttributes, effectAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
-import { auditResend, lookUp, methodOf } from './provider-checks.js';
+import { auditAbsence, auditResend, lookUp, methodOf } from './provider-checks.js';
 import { accepts, type PreparedEffect, type ShellCore } from './shell-core.js';
 import type { DuplicateHandling, PreparedCommand, Resolution, ShellAnswer, TenantContentIndex } from './shell-port.js';
 import type { Decision } from './workflow-store.js';
@@ -188,7 +188,9 @@ export class EffectRunner {
           return { outcome: this.core.answer(await this.record(stream, effectId, proof), false), disposition: 'reconciled' };
         }
         case 'audit': {
-          const audited = await this.traced(prepared, checkMode, SpanKind.CLIENT, () => auditResend(this.core, prepared, effect), (a) => ['audit', a.type === 'DuplicateDetected' ? 'duplicate' : a.verdict]);
+          const audited = step.of === 'resend'
+            ? await this.traced(prepared, checkMode, SpanKind.CLIENT, () => auditResend(this.core, prepared, effect), (a) => ['audit', a.type === 'DuplicateDetected' ? 'duplicate' : a.verdict])
+            : await this.traced(prepared, checkMode, SpanKind.CLIENT, () => auditAbsence(this.core, prepared, effect, workflow), (a) => ['absence-audit', a.type === 'LateArrivalDetected' ? 'late-arrival' : a.verdict]);
           return { outcome: this.core.answer(await this.record(stream, effectId, audited), true), disposition: 'reconciled' };
         }
         case 'escalate': {
@@ -228,7 +230,7 @@ export class EffectRunner {
    * Records what reconciliation found, on the state as it is when it lands: if the effect moved on
    * meanwhile (settled by a resend or a human), the finding is moot and the ledger's word stands.
    */
-  private record(stream: string, effectId: string, event: ReconciliationChecked | EffectEscalated | DuplicateDetected | ResendAudited): Promise<EffectState> {
+  private record(stream: string, effectId: string, event: ReconciliationChecked | EffectEscalated | DuplicateDetected | ResendAudited | AbsenceAudited | LateArrivalDetected): Promise<EffectState> {
     const { core } = this;
     return core.update(stream, (workflow): Decision<EffectState> => {
       if (!accepts(workflow, [event])) return { answer: workflow.effects.get(effectId)! };
@@ -243,6 +245,7 @@ export class EffectRunner {
           else if (event.type === 'EffectEscalated') core.metrics.escalated(next.declared.tool);
           // The log says DUPLICATE from the appended event (src/logging/event-log.ts).
           else if (event.type === 'DuplicateDetected') core.metrics.duplicateDetected(next.declared.tool);
+          else if (event.type === 'LateArrivalDetected') core.metrics.lateArrival(next.declared.tool);
           if (next.settledAt === event.at && next.unknownSince !== undefined) core.metrics.leftUnknown(next.declared.tool, next.settledAt - next.unknownSince);
           return next;
         },

@@ -1,5 +1,5 @@
 import { currentAttempt, type EffectState } from '../core/effect-state.js';
-import type { DuplicateDetected, ReconciliationChecked, ResendAudited } from '../core/events.js';
+import type { AbsenceAudited, DuplicateDetected, LateArrivalDetected, ReconciliationChecked, ResendAudited } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
 import type { EffectPolicy } from '../core/next-step.js';
 import type { LookupResult } from '../providers/provider-router.js';
@@ -28,6 +28,17 @@ export async function lookUp(core: ShellCore, prepared: PreparedEffect, effect: 
   const receipt = result.receipts.find((r) => !owned.has(r));
   if (!receipt) return { ...base, asked: result.asked, seen: `${result.seen}, all owned by other effects`, verdict: 'pending' };
   return { ...base, asked: result.asked, seen: result.seen, verdict: 'committed', receipt };
+}
+
+/**
+ * A proof of absence looked up once more, later: found now means its request reached the provider
+ * after the settle window — it happened (a late arrival); else the proof stands (or could not be checked).
+ */
+export async function auditAbsence(core: ShellCore, prepared: PreparedEffect, effect: EffectState, workflow: WorkflowState): Promise<AbsenceAudited | LateArrivalDetected> {
+  const looked = await lookUp(core, prepared, effect, workflow);
+  const base = { v: 1 as const, at: looked.at, effectId: effect.effectId, asked: looked.asked, seen: looked.seen };
+  if (looked.verdict === 'committed') return { ...base, type: 'LateArrivalDetected', receipt: looked.receipt!, provenAbsentAt: effect.settledAt! };
+  return { ...base, type: 'AbsenceAudited', verdict: looked.verdict === 'unanswered' ? 'unverifiable' : 'confirmed' };
 }
 
 /**

@@ -55,6 +55,8 @@ const examples: Record<LedgerEvent['type'], LedgerEvent> = {
     contractVersion: 3, intentDigest: 'sha256:ab', args: { amount: 4900, currency: 'usd', nested: { list: [1, 'two', null] } }, target: 'inv-2291',
     principal: 'agent:planner', repeat: { reason: 'second copy on purpose' },
   },
+  AbsenceAudited: { type: 'AbsenceAudited', v: 1, at: 9_000, effectId: 'eff_1', verdict: 'confirmed', asked: 'search', seen: 'none' },
+  LateArrivalDetected: { type: 'LateArrivalDetected', v: 1, at: 9_000, effectId: 'eff_1', receipt: 'ch_late', asked: 'search', seen: 'one', provenAbsentAt: 5_000 },
   AttemptStarted: { type: 'AttemptStarted', v: 1, at: 1_100, effectId: 'eff_1', attempt: 1, instanceId: 'i-1', providerKey: null, leaseUntil: 6_100, keyExpiresAt: null },
   AttemptFinished: {
     type: 'AttemptFinished', v: 1, at: 1_200, effectId: 'eff_1', attempt: 1, outcome: 'committed', receipt: 'ch_1', httpStatus: 200, replayed: false, reason: 'ok', latencyMs: 12.5,

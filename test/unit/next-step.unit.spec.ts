@@ -160,7 +160,7 @@ describe('nextStep, the scheduled reconcile', () => {
   it('(committed) settled through a resend: audited once the lookup has settled', () => {
     const resent = [...lost(), started(E, 2, 1_300), finished(E, 2, 1_400, 'committed', 'ch_1')];
     expect(given(resent).when({ mode: 'reconcile', now: 1_500 })).toMatchObject({ kind: 'wait', until: 2_400 });
-    expect(given(resent).when({ mode: 'reconcile', now: 2_400 })).toEqual({ kind: 'audit' });
+    expect(given(resent).when({ mode: 'reconcile', now: 2_400 })).toEqual({ kind: 'audit', of: 'resend' });
   });
   it('(terminal_failure) looked up through its settle window, never re-sent', () => {
     const poisoned = [decl(), started(E, 1, 1_100), finished(E, 1, 1_200, 'terminal_failure')];
@@ -242,6 +242,8 @@ const example: Record<Exclude<EffectEventType, 'EffectDeclared'>, (state: Effect
   EffectResolved: () => ({ type: 'EffectResolved', v: 1, at: 2_000, effectId: E, resolvedBy: 'op', outcome: 'committed', reason: 'seen' }),
   DuplicateDetected: () => ({ type: 'DuplicateDetected', v: 1, at: 2_000, effectId: E, receipts: ['ch_1', 'ch_2'], asked: 'search', seen: 'two' }),
   ResendAudited: () => ({ type: 'ResendAudited', v: 1, at: 2_000, effectId: E, verdict: 'single', asked: 'search', seen: 'one' }),
+  AbsenceAudited: () => ({ type: 'AbsenceAudited', v: 1, at: 2_000, effectId: E, verdict: 'confirmed', asked: 'search', seen: 'none' }),
+  LateArrivalDetected: () => ({ type: 'LateArrivalDetected', v: 1, at: 2_000, effectId: E, receipt: 'ch_9', asked: 'search', seen: 'one', provenAbsentAt: 1_200 }),
   DuplicateHandled: () => ({ type: 'DuplicateHandled', v: 1, at: 2_000, effectId: E, receipt: 'ch_2', action: 'kept', handledBy: 'op', reason: 'test' }),
 };
 

@@ -60,6 +60,11 @@ const viewShape = {
   unknownSince: isoTime('Since when the outcome has been unknown.').optional(),
   resolvedBy: z.string().optional().meta({ description: 'The operator who settled it by hand.' }),
   duplicates: duplicatesSchema.optional(),
+  lateArrival: z.object({
+    receipt: z.string(),
+    provenAbsentAt: isoTime('When effectd had settled it not done (what the agent was told then).'),
+    detectedAt: isoTime('When the audit of that proof found it at the provider.'),
+  }).optional().meta({ description: 'It was proven absent, then found at the provider later: its request arrived after the settle window. It is on the operator queue (as `duplicates`) until handled.' }),
 };
 
 export const effectViewSchema = z.object(viewShape).meta({ description: 'An effect as operators list it: its outcome and where it sits.' });

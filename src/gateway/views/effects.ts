@@ -68,7 +68,8 @@ function effectView(reads: Reads, effect: EffectState, matched?: EffectState) {
     tenant, workflowId, step, slot, declaredBy: principal, ...(onBehalfOf ? { onBehalfOf } : {}), attempts: effect.attempts.length,
     ...(effect.unknownSince !== undefined ? { unknownSince: new Date(effect.unknownSince).toISOString() } : {}),
     ...(effect.resolvedBy ? { resolvedBy: effect.resolvedBy } : {}),
-    ...(effect.audit?.verdict === 'duplicates' ? { duplicates: duplicatesView(effect, reads.shell.tool(effect.declared.tool)?.spec.undo?.tool) } : {}),
+    ...(effect.audit?.verdict === 'duplicates' || effect.lateArrival ? { duplicates: duplicatesView(effect, reads.shell.tool(effect.declared.tool)?.spec.undo?.tool) } : {}),
+    ...(effect.lateArrival ? { lateArrival: { receipt: effect.lateArrival.receipt, provenAbsentAt: new Date(effect.lateArrival.provenAbsentAt).toISOString(), detectedAt: new Date(effect.lateArrival.at).toISOString() } } : {}),
   };
 }
 
@@ -80,6 +81,12 @@ async function heldAgainst(reads: Reads, effect: EffectState): Promise<EffectSta
 
 /** A detected duplicate as operators see it: every object, which ones still need a decision, and the undo on offer. */
 function duplicatesView(effect: EffectState, undoTool: string | undefined) {
+  const undo = undoTool ? { undoTool } : {};
+  const late = effect.lateArrival;
+  if (late) {
+    // A late arrival: this effect's own object appeared after the agent was told not_done; another step may have done it again.
+    return { receipts: [late.receipt], unhandled: unhandledDuplicates(effect), handled: late.handled ? { [late.receipt]: late.handled } : {}, detectedAt: new Date(late.at).toISOString(), ...undo };
+  }
   const audit = effect.audit as Extract<EffectState['audit'], { verdict: 'duplicates' }>;
-  return { receipts: audit.receipts, own: effect.receipt, unhandled: unhandledDuplicates(effect), handled: audit.handled, detectedAt: new Date(audit.at).toISOString(), ...(undoTool ? { undoTool } : {}) };
+  return { receipts: audit.receipts, own: effect.receipt, unhandled: unhandledDuplicates(effect), handled: audit.handled, detectedAt: new Date(audit.at).toISOString(), ...undo };
 }

@@ -31,6 +31,10 @@ export function describeEvent(event: LedgerEvent): string {
       return `audited after the resend: ${event.verdict === 'single' ? 'one object at the provider' : 'could not check'} (asked ${event.asked}, saw ${event.seen})`;
     case 'DuplicateHandled':
       return `duplicate ${event.receipt} ${event.action} by ${event.handledBy}${event.compensationEffectId ? ` (undo ${event.compensationEffectId})` : ''}: ${event.reason}`;
+    case 'AbsenceAudited':
+      return `proof of absence looked up once more: ${event.verdict === 'confirmed' ? 'still not there' : 'the lookup did not answer'} (asked ${event.asked}, saw ${event.seen})`;
+    case 'LateArrivalDetected':
+      return `LATE ARRIVAL: found at the provider after it was proven absent (receipt ${event.receipt}; asked ${event.asked}, saw ${event.seen}); it happened, and the agent was told not_done`;
     case 'EffectResolved':
       return `resolved by ${event.resolvedBy} as ${event.outcome}${event.receipt ? ` (receipt ${event.receipt})` : ''}: ${event.reason}`;
   }
