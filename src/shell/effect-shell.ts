@@ -57,9 +57,11 @@ export class EffectShell implements ShellPort {
 
   /** The refusal, with what the workflow already did on the command's target first. */
   private async withTargetFacts(error: EffectdError, raw: unknown, as: Actor): Promise<EffectdError> {
-    const command = raw as { workflowId?: unknown; tool?: unknown; args?: unknown };
-    const tool = typeof command.tool === 'string' ? this.tool(command.tool) : undefined;
-    if (!tool || typeof command.workflowId !== 'string' || command.args === null || typeof command.args !== 'object') return error;
+    // Only a well-formed command whose arguments were refused: its workflow and tool are sound to read.
+    const parsed = effectCommand.safeParse(raw);
+    const command = parsed.success ? parsed.data : undefined;
+    const tool = command ? this.tool(command.tool) : undefined;
+    if (!command || !tool || command.args === null || typeof command.args !== 'object') return error;
     let target: string;
     try {
       target = tool.target(command.args as CanonicalArgs);

@@ -73,11 +73,13 @@ describe('the content index: the model deciding again', () => {
     expect(sent).toHaveLength(2);
   });
 
-  it('different business content is not held; an operator can release a held step, an agent cannot', async () => {
+  it('different business content on a target that takes one charge is held as already done; an operator can release a held step, an agent cannot', async () => {
     const workflowId = `wf-release-${++n}`;
     await submit({ workflowId, step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-7003', amount: 1000 } });
+    // payments.charge declares committedPerTarget "one": an invoice is paid once, whatever amount a new step names.
     const other = await submit({ workflowId, step: 2, tool: 'payments.charge', args: { invoiceId: 'INV-7003', amount: 2000 } });
-    expect(other.body.state).toBe('committed');
+    expect(other.body).toMatchObject({ status: 'done', state: 'held' });
+    expect(other.body.message).toMatch(/^already done: invoice INV-7003 already had payments\.charge in step 1 \(receipt .+\); nothing was sent for step 2\./);
     const held = await submit({ workflowId, step: 3, tool: 'payments.charge', args: { invoiceId: 'INV-7003', amount: 1000 } });
     expect(held.body.state).toBe('held');
     const before = await chargePosts(payments);

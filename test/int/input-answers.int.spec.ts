@@ -70,7 +70,7 @@ describe('inputs answered for what they are', () => {
       const id = fresh();
       await refused(effect(commandText(id, '{"invoiceId":"INV-A2","amount":49.00}')), 400, /args\.amount: 49\.00 is ambiguous: as a JSON number it reads as 0\.49 USD \(49 minor units\), while its decimal point suggests 49\.00 USD/, ['args.amount'], id);
       // The currency field decides the scale of the suggestion.
-      await refused(effect(commandText(id, '{"invoiceId":"INV-A2","amount":49.000,"currency":"kwd"}')), 400, /write 49000 \(minor units\) or the string "49\.000 KWD"/, ['args.amount'], id);
+      await refused(effect(commandText(id, '{"invoiceId":"INV-A2","amount":49.000,"currency":"kwd"}')), 400, /49\.000 is ambiguous: as a JSON number it reads as 0\.049 KWD \(49 minor units\), while its decimal point suggests 49\.000 KWD/, ['args.amount'], id);
     });
 
     it('a JSON number written with an exponent (4.9e3) is refused: write the plain integer', async () => {
@@ -85,7 +85,7 @@ describe('inputs answered for what they are', () => {
 
     it('a decision is checked by the same rule: nothing is journaled', async () => {
       const id = fresh();
-      await refused(() => send(`${effectd.url}/v1/workflows/${id}/decisions`, '{"step":1,"tool":"payments.charge","args":{"invoiceId":"INV-A5","amount":49.00}}', effectd.agent), 400, /JSON numbers are minor units/, ['args.amount'], id);
+      await refused(() => send(`${effectd.url}/v1/workflows/${id}/decisions`, '{"step":1,"tool":"payments.charge","args":{"invoiceId":"INV-A5","amount":49.00}}', effectd.agent), 400, /49\.00 is ambiguous: as a JSON number it reads as 0\.49 USD/, ['args.amount'], id);
       await refused(() => send(`${effectd.url}/v1/workflows/${id}/decisions`, '{"step":1,"tool":"payments.charge","args":{"invoiceId":"INV-A5","amount":"4900"}}', effectd.agent), 400, /"4900" is ambiguous/, ['args.amount'], id);
     });
 

@@ -128,7 +128,7 @@ describe('resends, holds and poisoned keys on a real local provider (issue 13, i
     const settle = { settleWindowMs: 10_000 };
 
     // Before: the content index held identical business content only; a repaired amount was charged at once.
-    it('a repaired amount on the same invoice is held (one charge); after step 1 commits, resubmitting step 2 releases and sends it', async () => {
+    it('a repaired amount on the same invoice is held (one charge); after step 1 commits, step 2 is already done and never sent by a release; a declared repeat sends it (issue 32)', async () => {
       const sim = await payments({ searchLagMs: 1_500 });
       const dataDir = tempDir();
       const gw = await effectd(dataDir, writeToolsConfig(dataDir, { payments: sim.url }, { 'payments.charge': settle }));
@@ -154,18 +154,23 @@ describe('resends, holds and poisoned keys on a real local provider (issue 13, i
       // Step 1 settles by lookup: committed.
       const step1 = await reaches(gw, first.body.effectId, SETTLED);
       expect(step1.state).toBe('committed');
-      // Reading step 2 now: nothing was sent, and the agent is told how to send it.
+      // Reading step 2 now: nothing was sent, and it is already done (the invoice had its charge in step 1).
       const read = await effectState(gw, held.body.effectId);
-      expect(read).toMatchObject({ status: 'not_done', state: 'held' });
-      expect(read.message).toMatch(new RegExp(`nothing was sent for step 2 .*step 1 is now committed\\)\\. Submit step 2 again to send it, if it is still wanted\\.$`));
-      // Resubmitted: the usual rules apply; its content (another amount) differs from step 1, so it is released and sent.
-      const sent = await submit(gw, repaired);
+      expect(read).toMatchObject({ status: 'done', state: 'held', receipt: step1.receipt });
+      expect(read.message).toBe(`already done: invoice ${invoiceId} already had payments.charge in step 1 (receipt ${step1.receipt}); nothing was sent for step 2. To do it again on purpose, resubmit with "repeat": {"reason": "…"}.`);
+      // Resubmitted as it was: a held step is never sent by a release; still one charge.
+      const again = await submit(gw, repaired);
+      expect(again.body).toMatchObject({ status: 'done', state: 'held', effectId: held.body.effectId });
+      expect(await charges(sim, invoiceId)).toHaveLength(1);
+      expect((await timeline(gw, workflowId)).some((e) => e.type === 'EffectReleased')).toBe(false);
+      // Declared a repeat on a new submission of the step: released and sent.
+      const sent = await submit(gw, { ...repaired, repeat: { reason: 'a second charge on purpose' } });
       expect(sent.body).toMatchObject({ status: 'done', state: 'committed', effectId: held.body.effectId });
       expect(sent.body.message).toBe(`done: payments.charge for invoice ${invoiceId} happened (receipt ${sent.body.receipt}).`);
       expect(sent.body.receipt).not.toBe(step1.receipt);
       const released = (await timeline(gw, workflowId)).find((e) => e.type === 'EffectReleased')!.event;
       expect(released).toMatchObject({ effectId: held.body.effectId, releasedBy: 'effectd' });
-      expect(released.reason).toMatch(/step 1 on the same target has settled \(committed\)/);
+      expect(released.reason).toMatch(/declared it a repeat/);
       expect((await charges(sim, invoiceId)).map((c) => c.amount).sort()).toEqual([4900, 5000]);
     });
 
@@ -201,7 +206,7 @@ describe('resends, holds and poisoned keys on a real local provider (issue 13, i
     it('a tool that declares concurrentTargets is not held on its target (identical content still is)', async () => {
       const sim = await payments({ searchLagMs: 1_500 });
       const dataDir = tempDir();
-      const gw = await effectd(dataDir, writeToolsConfig(dataDir, { payments: sim.url }, { 'payments.charge': { ...settle, concurrentTargets: true } }));
+      const gw = await effectd(dataDir, writeToolsConfig(dataDir, { payments: sim.url }, { 'payments.charge': { ...settle, concurrentTargets: true, committedPerTarget: 'many' } }));
       expect(gw.runtime.tools.get('payments.charge')!.spec.concurrentTargets).toBe(true);
       await dropFirstCharge(sim);
       const id = uniq();
