@@ -56,7 +56,9 @@ describe('the deterministic shell against a real HTTP provider', () => {
     const changed = await postJson(`${effectd.url}/v1/effects`, { ...cmd, args: { ...cmd.args, amount: 5000 } }, effectd.agent);
     expect(changed.status).toBe(422);
     expect(changed.body.error).toBe('intent_conflict');
-    expect(changed.body.message).toMatch(/new step/);
+    // Refused, never not_done, and with step 1 done it does not invite a new step (issue 25): it says what was recorded.
+    expect(changed.body.message).not.toMatch(/new step/);
+    expect(changed.body.message).toMatch(/nothing was sent for this command\. What step \S+ recorded: done: .* It is done: do not do it again under another step\.$/);
     expect((await requests(payments)).length).toBe(before);
     expect((await charges(payments)).charges).toHaveLength(1);
   });
