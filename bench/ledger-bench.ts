@@ -71,7 +71,7 @@ async function overhead(ledger: Ledger, tools: ToolRegistry): Promise<{ shell: n
 
 async function main() {
   const payments = await spawnSimulator('payments');
-  const tools = new ToolRegistry(loadConfig({ providerUrls: { payments: payments.url } }));
+  const tools = new ToolRegistry(loadConfig({ env: process.env, providerUrls: { payments: payments.url } }));
   const rows: string[][] = [];
   const ledgers: [string, () => Promise<Ledger>][] = [
     ['sqlite (WAL, synchronous=FULL)', async () => new SqliteLedger(join(mkdtempSync(join(tmpdir(), 'effectd-bench-')), 'ledger.db'))],

@@ -26,7 +26,7 @@ export const configCommand: CommandSpec = {
     if (extra.length > 0) throw new Error(`one file at a time (also given: ${extra.join(' ')})`);
     const overrides: string[] = [];
     try {
-      const config = loadConfig({ user: await readConfigFile(file), onOverride: (line) => overrides.push(line) });
+      const config = loadConfig({ env: process.env, user: await readConfigFile(file), onOverride: (line) => overrides.push(line) });
       const tools = new ToolRegistry(config);
       const sagas = configuredSagas(config, tools);
       console.log(`${file}: valid`);

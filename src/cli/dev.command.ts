@@ -39,7 +39,7 @@ export const devCommand: CommandSpec = {
     const host = String(values.host ?? '127.0.0.1');
     const dataDir = resolve(String(values['data-dir'] ?? '.effectd-dev'));
     const drainMs = drainTimeoutMs();
-    const logger = createLogger({ fd: 1 });
+    const logger = createLogger({ fd: 1, env: process.env });
     const drain = new Drain(drainMs, logger);
     const tracing = startTracing(process.env, (line) => logger.warn(line));
     const simulators = await startSimulators(logger);

@@ -60,10 +60,10 @@ export const startCommand: CommandSpec = {
       // The primary: checks what would fail every worker, creates the secret and the credentials once, then forks and supervises.
       if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
       refuseLedgerForWorkers((values.ledger as string | undefined) ?? (process.env.EFFECTD_LEDGER || undefined), workers);
-      return runPrimary({ workers, dataDir, drainMs, logger: createLogger({ fd: 1 }) });
+      return runPrimary({ workers, dataDir, drainMs, logger: createLogger({ fd: 1, env: process.env }) });
     }
     const worker = workerNumber();
-    const logger = worker === undefined ? createLogger({ fd: 1 }) : createLogger({ fd: 1 }).child({ worker });
+    const logger = worker === undefined ? createLogger({ fd: 1, env: process.env }) : createLogger({ fd: 1, env: process.env }).child({ worker });
     const drain = new Drain(drainMs, logger);
     onDrainRequest((signal) => drain.request(signal));
     // Traces only when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp); a bad value stops the start.

@@ -20,14 +20,14 @@ export interface LoadConfigOptions {
   user?: UserConfigSource;
   /** Provider base URLs to override (the demo and the benchmark start simulators on free ports); applied after the environment's. */
   providerUrls?: Record<string, string>;
-  /** Where EFFECTD_PROVIDER_<NAME>_URL overrides are read (default process.env). */
-  env?: Record<string, string | undefined>;
+  /** The environment the provider URL overrides (EFFECTD_PROVIDER_<NAME>_URL) come from: the process's, passed by the composition root or the CLI. */
+  env: Readonly<Record<string, string | undefined>>;
   /** Told which environment overrides applied, and which named no provider. */
   onOverride?: (line: string) => void;
 }
 
 /** Loads and validates configuration; a bad file fails with the tool, saga and field it is about. */
-export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
+export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const builtin = parseConfig(readJson(join(packageRoot(), 'config', 'builtin-tools.json')), 'config/builtin-tools.json');
   const user = options.user ? parseConfig(options.user.raw, options.user.source) : undefined;
   // No config file: the zero-setup default runs the built-in simulators' tools and sagas. A config
@@ -35,7 +35,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const builtinTools = user ? user.builtinTools : true;
   const builtinSagas = user ? (user.builtinSagas ?? user.builtinTools) : true;
   const providers: Record<string, ProviderSpec> = { ...(builtinTools ? builtin.providers : {}), ...(user?.providers ?? {}) };
-  applyEnvironmentUrls(providers, options.env ?? process.env, options.onOverride ?? (() => {}));
+  applyEnvironmentUrls(providers, options.env, options.onOverride ?? (() => {}));
   for (const [name, url] of Object.entries(options.providerUrls ?? {})) {
     const existing = providers[name];
     if (existing && !isMcpProvider(existing)) providers[name] = { ...existing, baseUrl: url };

@@ -60,7 +60,7 @@ export interface BodyEvent {
  */
 export type BodyCompression = 'deflate' | 'none';
 
-export function bodyCompression(env: NodeJS.ProcessEnv = process.env): BodyCompression {
+export function bodyCompression(env: Readonly<Record<string, string | undefined>>): BodyCompression {
   const value = env.EFFECTD_LEDGER_COMPRESSION || 'none';
   if (value !== 'deflate' && value !== 'none') throw new EffectdError('invalid_config', `EFFECTD_LEDGER_COMPRESSION must be deflate or none, not "${value}" (deflate: less WAL per effect, more CPU)`);
   return value;

@@ -154,7 +154,7 @@ function isPlainObject(value: unknown): value is Json {
 export type StoredEncoding = 'compact' | 'verbatim';
 
 /** The form from EFFECTD_LEDGER_ENCODING, read once when a ledger opens; a value that is neither stops the start. */
-export function storedEncoding(env: NodeJS.ProcessEnv = process.env): StoredEncoding {
+export function storedEncoding(env: Readonly<Record<string, string | undefined>>): StoredEncoding {
   const value = env.EFFECTD_LEDGER_ENCODING || 'compact';
   if (value !== 'compact' && value !== 'verbatim') throw new EffectdError('invalid_config', `EFFECTD_LEDGER_ENCODING must be compact or verbatim, not "${value}" (verbatim: each event as it is, one per row)`);
   return value;

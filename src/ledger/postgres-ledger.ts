@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { LedgerEvent } from '../core/events.js';
-import { storedEncoding, type StoredEncoding } from './postgres-encoding.js';
-import { bodyCompression, effectIdKey, type BodyCompression } from './postgres-body.js';
+import type { StoredEncoding } from './postgres-encoding.js';
+import { effectIdKey, type BodyCompression } from './postgres-body.js';
 import { batchRows, lastWritten, lazyRowEvents, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 import { EffectdError } from '../core/errors.js';
@@ -11,6 +11,10 @@ export interface PostgresLedgerOptions {
   /** Schema holding the tables (created if missing); lets test runs and tenants of one server stay apart. */
   schema?: string;
   poolSize?: number;
+  /** The form new rows are written in (the composition root reads EFFECTD_LEDGER_ENCODING); both are always read. Default compact. */
+  encoding?: StoredEncoding;
+  /** Row bodies deflated or not (EFFECTD_LEDGER_COMPRESSION); both are always read. Default none. */
+  compression?: BodyCompression;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -73,9 +77,7 @@ type StatementName = keyof ReturnType<typeof statements>;
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
   private readonly sql: Record<StatementName, string>;
-  private readonly encoding: StoredEncoding = storedEncoding();
-  private readonly compression: BodyCompression = bodyCompression();
-  private constructor(private readonly pool: pg.Pool, private readonly table: string) {
+  private constructor(private readonly pool: pg.Pool, private readonly table: string, private readonly encoding: StoredEncoding, private readonly compression: BodyCompression) {
     this.sql = statements(table);
   }
 
@@ -111,7 +113,7 @@ export class PostgresLedger implements Ledger {
       await client.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
       await client.query(`CREATE INDEX IF NOT EXISTS events_effect ON ${table} (effect_id) WHERE effect_id IS NOT NULL`);
     });
-    return new PostgresLedger(pool, table);
+    return new PostgresLedger(pool, table, options.encoding ?? 'compact', options.compression ?? 'none');
   }
 
   /** Runs a named statement on `on` (a pool or a client in a transaction). */

@@ -2,12 +2,14 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { decodeLedgerEvent, type LedgerEvent } from '../core/events.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
-import { decodeStoredEvent, encodeStoredEvent, storedEncoding, type StoredEncoding } from './postgres-encoding.js';
+import { decodeStoredEvent, encodeStoredEvent, type StoredEncoding } from './postgres-encoding.js';
 import { EffectdError } from '../core/errors.js';
 
 export interface SqliteLedgerOptions {
   /** `synchronous` pragma: FULL (default) fsyncs the WAL on every commit, so an acknowledged append survives power loss. */
   synchronous?: 'FULL' | 'NORMAL';
+  /** The form new rows are written in (the composition root reads EFFECTD_LEDGER_ENCODING); both are always read. Default compact. */
+  encoding?: StoredEncoding;
 }
 
 export interface Row { stream: string; revision: number; position: number; type: string; data: string }
@@ -16,7 +18,7 @@ export interface Row { stream: string; revision: number; position: number; type:
 export class SqliteLedger implements Ledger {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly encoding: StoredEncoding = storedEncoding();
+  private readonly encoding: StoredEncoding;
   private readonly insert: Database.Statement;
   private readonly head: Database.Statement;
   private readonly byStream: Database.Statement;
@@ -27,6 +29,7 @@ export class SqliteLedger implements Ledger {
 
   constructor(file: string, options: SqliteLedgerOptions = {}) {
     privateDatabaseFiles(file);
+    this.encoding = options.encoding ?? 'compact';
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);

@@ -11,7 +11,8 @@ export interface LoggerOptions {
   fd: 1 | 2;
   /** The level when EFFECTD_LOG_LEVEL is unset. */
   defaultLevel?: LogLevel;
-  env?: NodeJS.ProcessEnv;
+  /** Where EFFECTD_LOG_LEVEL / EFFECTD_LOG_FORMAT come from: the process's environment, passed by the composition root or the CLI. */
+  env: Readonly<Record<string, string | undefined>>;
   /** Writes JSON lines here instead of `fd` (tests). */
   stream?: DestinationStream;
 }
@@ -24,7 +25,7 @@ const PRETTY_LINE = '{msg}{if effectId}  · effect {effectId}{end}{if workflowId
  * written synchronously so the records of a drain are out before the process exits.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const settings = logSettings(options.env ?? process.env, options.stream === undefined && isatty(options.fd), options.defaultLevel);
+  const settings = logSettings(options.env, options.stream === undefined && isatty(options.fd), options.defaultLevel);
   const json = settings.format === 'json' || options.stream !== undefined;
   const destination = options.stream
     ?? (json

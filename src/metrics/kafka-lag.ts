@@ -39,7 +39,8 @@ export interface KafkaLagWatch {
   clientId?: string;
   /** How long one measurement may take before the scrape goes on without it (default 2 s). */
   timeoutMs?: number;
-  log?: (line: string) => void;
+  /** Where a failed measurement is said (the CLI's logger). */
+  log: (line: string) => void;
 }
 
 /**
@@ -47,7 +48,7 @@ export interface KafkaLagWatch {
  * A failed measurement leaves the lag series out (and says so once per failure streak).
  */
 export function watchKafkaLag(metrics: PromMetrics, watch: KafkaLagWatch): { close(): Promise<void> } {
-  const log = watch.log ?? ((line: string) => console.error(line));
+  const { log } = watch;
   const admin = new Kafka({ clientId: watch.clientId ?? `effectd-lag-${process.pid}`, brokers: watch.brokers, logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
   let connected: Promise<void> | undefined;
   let failing = false;

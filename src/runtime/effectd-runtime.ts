@@ -1,3 +1,5 @@
+import { storedEncoding } from '../ledger/postgres-encoding.js';
+import { bodyCompression } from '../ledger/postgres-body.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Ledger } from '../ledger/ledger.port.js';
@@ -75,16 +77,16 @@ export interface EffectdRuntime {
 export async function createRuntime(options: RuntimeOptions): Promise<EffectdRuntime> {
   // 0700, files 0600 (the ledger, the snapshot, the secret, the credentials): see private-files.ts.
   ensurePrivateDir(options.dataDir);
-  const logger = options.logger ?? createLogger({ fd: 2, defaultLevel: 'warn' });
+  const logger = options.logger ?? createLogger({ fd: 2, env: process.env, defaultLevel: 'warn' });
   ensurePrivateDir(join(options.dataDir, 'projections'));
   const configFile = options.configFile ?? process.env.EFFECTD_CONFIG;
-  const config = loadConfig({ user: configFile ? await readConfigFile(configFile) : undefined, providerUrls: options.providerUrls, onOverride: (line) => logger.info({ event: 'ProviderOverride' }, `config: ${line}`) });
+  const config = loadConfig({ env: process.env, user: configFile ? await readConfigFile(configFile) : undefined, providerUrls: options.providerUrls, onOverride: (line) => logger.info({ event: 'ProviderOverride' }, `config: ${line}`) });
   const tools = new ToolRegistry(config);
   const { secret, origin } = loadSecret(options.dataDir);
   const credentialSource = loadCredentials(options.dataDir);
   const ledgerUrl = options.ledgerUrl ?? process.env.EFFECTD_LEDGER ?? `sqlite:${join(resolve(options.dataDir), 'ledger.db')}`;
   // Group commit: concurrent effects share durable commits (one fsync for many appends).
-  const ledger = new GroupCommitLedger(await openLedger(ledgerUrl, options.dataDir));
+  const ledger = new GroupCommitLedger(await openLedger(ledgerUrl, options.dataDir, { encoding: storedEncoding(process.env), compression: bodyCompression(process.env) }));
   const metrics = new PromMetrics();
   metrics.initTools(tools.list().map((t) => t.name));
   const instanceId = options.instanceId ?? `effectd-${process.pid}-${randomUUID().slice(0, 8)}`;

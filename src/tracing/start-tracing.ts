@@ -24,7 +24,7 @@ export interface TracingHandle {
  * itself: endpoint, headers, timeout, compression). Undefined when not asked for: then no provider
  * is registered and effectd makes no spans at all.
  */
-export function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = (line) => console.error(line)): TracingHandle | undefined {
+export function startTracing(env: Readonly<Record<string, string | undefined>>, warn: (line: string) => void): TracingHandle | undefined {
   const settings = tracingSettings(env);
   if (settings.kind === 'off') return undefined;
   const version = packageVersion();

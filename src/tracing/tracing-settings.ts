@@ -35,7 +35,7 @@ const BATCH_ENV: Record<keyof BatchSettings, string> = {
 export const DEFAULT_SERVICE_NAME = 'effectd';
 const DEFAULT_ENDPOINT = 'http://localhost:4318/v1/traces';
 
-export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSettings {
+export function tracingSettings(env: Readonly<Record<string, string | undefined>>): TracingSettings {
   const value = (name: string) => {
     const raw = env[name]?.trim();
     return raw === undefined || raw === '' ? undefined : raw;

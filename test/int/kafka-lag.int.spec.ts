@@ -38,7 +38,7 @@ describe('Kafka consumer lag', () => {
 
   it('is exported on scrape as effectd_kafka_consumer_lag{topic,partition}; an unreachable broker leaves it out without stalling the scrape', async () => {
     const metrics = new PromMetrics();
-    const watch = watchKafkaLag(metrics, { brokers: kafkaBrokers(), groupId: group, topics: [topics.idle] });
+    const watch = watchKafkaLag(metrics, { brokers: kafkaBrokers(), groupId: group, topics: [topics.idle], log: () => {} });
     try {
       expect(parsePromText(await metrics.scrape()).filter((s) => s.name === METRIC.kafkaConsumerLag)).toEqual([{ name: METRIC.kafkaConsumerLag, labels: { topic: topics.idle, partition: '0' }, value: 3 }]);
     } finally {

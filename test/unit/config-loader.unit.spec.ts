@@ -13,7 +13,7 @@ const ticket = {
 };
 const closeTicket = { ...ticket, name: 'crm.close-ticket', request: { path: '/tickets/{args.id}/close' }, args: { id: { type: 'string' } }, target: '{args.id}', reversibility: 'idempotent' };
 
-const userConfig = (raw: Record<string, unknown>, options: Omit<LoadConfigOptions, 'user'> = {}) =>
+const userConfig = (raw: Record<string, unknown>, options: Partial<Omit<LoadConfigOptions, 'user'>> = {}) =>
   loadConfig({ env: {}, ...options, user: { raw: { providers: { crm: { baseUrl: 'http://127.0.0.1:4300' } }, tools: [ticket, closeTicket], ...raw }, source: 'test.mjs' } });
 const toolNames = (config: ReturnType<typeof loadConfig>) => config.tools.map((t) => t.name);
 const registries = (config: ReturnType<typeof loadConfig>) => {

@@ -2,18 +2,12 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NO_STREAM } from '../../src/ledger/ledger.port.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { decodeStoredEvent, encodeStoredEvent, storedEncoding } from '../../src/ledger/postgres-encoding.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { declared, started } from '../support/events.js';
-
-const before = process.env.EFFECTD_LEDGER_ENCODING;
-afterEach(() => {
-  if (before === undefined) delete process.env.EFFECTD_LEDGER_ENCODING;
-  else process.env.EFFECTD_LEDGER_ENCODING = before;
-});
 
 describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
   const stream = workflowStream('default', 'wf-1');
@@ -37,11 +31,11 @@ describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
     }
   });
 
-  it('a ledger reads EFFECTD_LEDGER_ENCODING once, when it opens, and writes its rows in that form', async () => {
+  it('a ledger writes its rows in the form it was opened with (the composition root reads EFFECTD_LEDGER_ENCODING; the ledger reads no environment)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'effectd-encoding-'));
     try {
-      process.env.EFFECTD_LEDGER_ENCODING = 'verbatim';
-      const ledger = new SqliteLedger(join(dir, 'ledger.db'));
+      process.env.EFFECTD_LEDGER_ENCODING = 'compact';
+      const ledger = new SqliteLedger(join(dir, 'ledger.db'), { encoding: storedEncoding({ EFFECTD_LEDGER_ENCODING: 'verbatim' }) });
       delete process.env.EFFECTD_LEDGER_ENCODING;
       await ledger.append(stream, [events[0]!], NO_STREAM);
       await ledger.close();
