@@ -135,4 +135,23 @@ export default tseslint.config(
     files: ['src/cli/**/*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
+  {
+    // Below the ingresses and the composition root, settings and logs come from the caller: nothing
+    // reads the environment or writes to the console on its own (issue 24, item 4).
+    files: ['src/{core,shared,config,ledger,providers,tracing,logging,metrics,shell,gateway}/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ThrowStatement > NewExpression[callee.name=/^(Error|TypeError|RangeError)$/]',
+          message: 'Throw a coded error: EffectdError (src/core/errors.ts) in the service, CodedError (src/shared/coded-error.ts) in bench, harness, simulators and shared. Only src/cli may throw a plain Error.',
+        },
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Below the gateway nothing reads process.env: take the setting (or the environment) as an argument from the composition root (src/runtime) or the CLI.',
+        },
+      ],
+      'no-console': ['error'],
+    },
+  },
 );
