@@ -14,7 +14,11 @@ const STATUS: Record<ErrorAction, number> = {
   terminal: 500,
 };
 
-/** A changed intent is 422 (the request is well-formed, but the step was declared with other arguments). */
+/**
+ * A changed intent is 422 (the request is well-formed, but the step was declared with other
+ * arguments). Its body carries the error's details, `recorded` among them: where the effect the
+ * step recorded stands (docs/http-api.md, "Refusals"). A refusal is a 4xx, never a 200 not_done.
+ */
 const BY_CODE: Partial<Record<string, number>> = { intent_conflict: 422 };
 
 /**

@@ -132,7 +132,9 @@ function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode
   // A step the model already decided runs as decided.
   if (submission.journal && !submission.journal.matches) {
     const { decision } = submission.journal;
-    return { kind: 'refuse', code: 'intent_conflict', message: `was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions) or decide a new step`, details: { step: decision.step, decision, journal: true } };
+    // A new step is offered only when this step's effect is absent or proven not to have happened.
+    const newStepOk = !effect || lifecycleOf(effectStatus(effect, now)).agent === 'not_done';
+    return { kind: 'refuse', code: 'intent_conflict', message: `was decided as ${decision.tool} ${JSON.stringify(decision.args)}; submit the recorded decision (GET …/decisions)${newStepOk ? ' or decide a new step' : ''}`, details: { step: decision.step, decision, journal: true }, ...(effect ? { recorded: effect } : {}) };
   }
   if (!effect) return newEffectStep(workflow, policy, now, mode, lookaside);
   if (effect.declared.intentDigest !== submission.intentDigest && !sameIntent(effect, submission)) {

@@ -19,7 +19,7 @@ export type McpRuntime = Pick<EffectdRuntime, 'gateway' | 'tools' | 'sagas' | 'm
 
 const VERSION = '0.1.0';
 
-const INSTRUCTIONS = `effectd makes every tool call here an effect that happens at most once. Each call's identity comes from the harness in params._meta, not from arguments: ${IDENTITY_HELP} Results have three states: done (receipt), not_done (isError; safe to try again as a new step), unknown (being checked: do not start another; ask ${STATUS_TOOL} with the reference). ${HISTORY_TOOL} tells what the workflow's earlier steps came to, from the ledger.`;
+const INSTRUCTIONS = `effectd makes every tool call here an effect that happens at most once. Each call's identity comes from the harness in params._meta, not from arguments: ${IDENTITY_HELP} Results have three states: done (receipt), not_done (isError; safe to try again as a new step), unknown (being checked: do not start another; ask ${STATUS_TOOL} with the reference). A call refused as sent (isError, text starting "refused:") did nothing; it is no outcome of the effect, and it says where the recorded effect stands. ${HISTORY_TOOL} tells what the workflow's earlier steps came to, from the ledger.`;
 
 /**
  * Annotations that tell the truth from the contract (clients must treat them as hints, and effectd

@@ -6,6 +6,7 @@ import '../shared/kafkajs-idle-fix.js';
 import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 import { EffectdError } from '../core/errors.js';
+import type { CommandRefusal, RecordedEffect } from './refusals.js';
 
 /** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */
 export interface EffectRequest {
@@ -26,11 +27,10 @@ export interface EffectRequest {
   trace?: { traceparent?: string; tracestate?: string };
 }
 
-export type AnswerStatus = 'done' | 'not_done' | 'unknown';
+/** What an answer says: one of the effect's three states, or `refused` (the command itself was not accepted). */
+export type AnswerStatus = 'done' | 'not_done' | 'unknown' | 'refused';
 
-/** The three-state answer. `unknown` is never a failure: re-submit the SAME request to learn the outcome. */
-export interface EffectAnswer {
-  status: AnswerStatus;
+interface AnswerFields {
   correlationId: string;
   message: string;
   effectId?: string;
@@ -41,13 +41,31 @@ export interface EffectAnswer {
   checking?: string;
   expectAnswerBy?: string;
   replayed: boolean;
-  /** Set when effectd refused the command (intent_conflict, invalid_command, unknown_tool, unauthorized, forbidden). */
-  error?: { code: string; message: string; fields: { path: string; message: string }[] };
   /** True when no answer arrived in time (or the command could not be handed to Kafka): the status is then unknown. */
   noAnswer?: boolean;
   /** With noAnswer: whether Kafka acknowledged the command (then effectd will execute it; only the answer is missing). */
   accepted?: boolean;
 }
+
+/** The three-state answer about the effect. `unknown` is never a failure: re-submit the SAME request to learn the outcome. */
+export interface OutcomeAnswer extends AnswerFields {
+  status: 'done' | 'not_done' | 'unknown';
+  error?: undefined;
+}
+
+/**
+ * The command was refused (AGENT_STATUS_REFUSED): not an outcome of the effect, and never a reason
+ * to start a new step by itself. For intent_conflict, `error.recorded` says where the step's
+ * recorded effect stands: done (do not do it again), unknown (being checked: do not start another),
+ * or not_done (a changed intent may go as a new step).
+ */
+export interface RefusedAnswer extends AnswerFields {
+  status: 'refused';
+  error: CommandRefusal;
+}
+
+/** effectd's answer to one command: the effect's outcome, or the command's refusal. */
+export type EffectAnswer = OutcomeAnswer | RefusedAnswer;
 
 export interface EffectClientOptions {
   brokers: string[];
@@ -71,7 +89,8 @@ export interface EffectClientOptions {
   kafkaLogLevel?: logLevel;
 }
 
-const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
+const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown', [AgentStatus.REFUSED]: 'refused' };
+const RECORDED: Partial<Record<AgentStatus, RecordedEffect['status']>> = { [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
 const DEFAULT_OUTCOMES = 'effectd.outcomes';
 
 interface Waiter {
@@ -221,10 +240,10 @@ export function encodeCommand(request: EffectRequest, correlationId: string, rep
   }));
 }
 
-function toAnswer(outcome: EffectOutcome): EffectAnswer {
-  const optional = (key: keyof EffectAnswer, value: string) => (value ? { [key]: value } : {});
-  return {
-    status: STATUS[outcome.status] ?? 'unknown',
+/** An EffectOutcome as the harness reads it: a refused command (AGENT_STATUS_REFUSED, or any outcome with `error`) is `refused`. */
+export function toAnswer(outcome: EffectOutcome): EffectAnswer {
+  const optional = (key: keyof AnswerFields, value: string) => (value ? { [key]: value } : {});
+  const fields: AnswerFields = {
     correlationId: outcome.correlationId,
     message: outcome.message,
     replayed: outcome.replayed,
@@ -235,11 +254,23 @@ function toAnswer(outcome: EffectOutcome): EffectAnswer {
     ...optional('reference', outcome.reference),
     ...optional('checking', outcome.checking),
     ...(outcome.expectAnswerBy ? { expectAnswerBy: new Date(Number(outcome.expectAnswerBy.seconds) * 1000 + Math.floor(outcome.expectAnswerBy.nanos / 1e6)).toISOString() } : {}),
-    ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message, fields: outcome.error.fields.map((f) => ({ path: f.path, message: f.message })) } } : {}),
+  };
+  // A command error is a refusal whatever the status says: an effectd older than AGENT_STATUS_REFUSED answered them NOT_DONE.
+  if (outcome.error || outcome.status === AgentStatus.REFUSED) return { ...fields, status: 'refused', error: refusalOf(outcome) };
+  const status = STATUS[outcome.status] ?? 'unknown';
+  return { ...fields, status: status === 'refused' ? 'unknown' : status };
+}
+
+function refusalOf(outcome: EffectOutcome): CommandRefusal {
+  const error = outcome.error ?? { code: outcome.reason || 'refused', message: outcome.message, fields: [], recorded: undefined };
+  const recorded = error.recorded && RECORDED[error.recorded.status];
+  return {
+    code: error.code, message: error.message, fields: error.fields.map((f) => ({ path: f.path, message: f.message })),
+    ...(error.recorded && recorded ? { recorded: { status: recorded, state: error.recorded.state, ...(error.recorded.receipt ? { receipt: error.recorded.receipt } : {}), message: error.recorded.message } } : {}),
   };
 }
 
-function noAnswer(correlationId: string, request: EffectRequest, why: string): EffectAnswer {
+function noAnswer(correlationId: string, request: EffectRequest, why: string): OutcomeAnswer {
   return {
     status: 'unknown', correlationId, replayed: false, noAnswer: true, reason: why,
     message: `unknown: ${why}, so ${request.tool} (workflow ${request.workflowId}, step ${request.step}) may or may not have happened. Submit the SAME command again (same workflowId and step) to learn its outcome; do not start another ${request.tool} as a new step.`,

@@ -1,5 +1,9 @@
 import type { AgentOutcome } from '../core/agent-answer.js';
 import { EffectdError, isErrorCode, type ErrorCode } from '../core/errors.js';
+import { refusalOfBody, type EffectRefusal } from './refusals.js';
+
+/** effectd's answer to one submitted effect over HTTP: its three-state outcome, or the command's refusal. */
+export type EffectResult = AgentOutcome | EffectRefusal;
 
 export interface HttpEffectClientOptions {
   /** effectd's base URL, e.g. http://127.0.0.1:8080 */
@@ -38,12 +42,19 @@ export interface HistoryStep {
 export class HttpEffectClient {
   constructor(private readonly options: HttpEffectClientOptions) {}
 
-  /** Submits one effect. A lost or timed-out answer is `unknown` (the effect may exist): ask again with the same step. */
-  async submit(effect: EffectSubmission): Promise<AgentOutcome> {
+  /**
+   * Submits one effect. A lost or timed-out answer is `unknown` (the effect may exist): ask again
+   * with the same step. A command effectd did not accept (HTTP 4xx: bad input, an unknown tool, a
+   * forbidden tenant, a changed intent for a declared step) is answered `refused`, never `not_done`:
+   * for a changed intent, `error.recorded` says where the step's recorded effect stands. effectd
+   * unable to answer now (5xx) throws its coded error (`unavailable`: send the same effect again).
+   */
+  async submit(effect: EffectSubmission): Promise<EffectResult> {
     try {
       const { status, body } = await this.request('POST', '/v1/effects', effect);
-      if (status === 200 || status === 409) return body as AgentOutcome;
-      throw refusal(status, body, `effectd refused the effect (HTTP ${status}): ${(body as { message?: string }).message ?? JSON.stringify(body)}`);
+      if ((status === 200 || status === 409) && typeof (body as { status?: unknown } | undefined)?.status === 'string') return body as AgentOutcome;
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) return refusalOfBody(status, body, codeOfStatus(status));
+      throw refusal(status, body, `effectd could not answer the effect (HTTP ${status}): ${(body as { message?: string } | undefined)?.message ?? JSON.stringify(body)}`);
     } catch (error) {
       if ((error as Error).name !== 'TimeoutError' && !(error instanceof TypeError)) throw error;
       return {
@@ -105,6 +116,6 @@ function codeOfStatus(status: number): ErrorCode {
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
   if (status === 404) return 'not_found';
-  if (status >= 500) return 'unavailable';
+  if (status >= 500 || status === 408 || status === 429) return 'unavailable';
   return status >= 400 ? 'invalid_command' : 'internal';
 }

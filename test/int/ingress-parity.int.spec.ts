@@ -1,7 +1,10 @@
-// One gateway, two front doors: every scenario of one table runs through HTTP and through Kafka
-// (the real broker, npm run services:up) against one effectd runtime on PostgreSQL, and must get
-// the same three-state status, the same error code where refused, and the same ledger events.
+// One gateway, three front doors: every scenario of one table runs through HTTP, through Kafka (the
+// real broker, npm run services:up) and through MCP (the official client, Streamable HTTP) against
+// one effectd runtime on PostgreSQL, and must get the same three-state status — or the same refusal
+// (its own kind on every door, never not_done), with the same error code and, for a conflict, the
+// same recorded status — and the same ledger events.
 import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer, Producer } from 'kafkajs';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
@@ -17,17 +20,19 @@ import { authHeaders, getJson, postJson, tempDir, waitFor, writeToolsConfig } fr
 import { bearer, createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, type ReadRecord, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
 
-type Status = 'done' | 'not_done' | 'unknown';
-/** What a door answered, in the same terms for both. */
+type Status = 'done' | 'not_done' | 'unknown' | 'refused';
+/** What a door answered, in the same terms for every door. */
 interface Answer {
   status: Status;
   code?: string;
+  /** For a refused conflict: where the recorded effect stands. */
+  recorded?: string;
   replayed?: boolean;
 }
 type Command = Record<string, unknown>;
 
 interface Door {
-  name: 'http' | 'kafka';
+  name: 'http' | 'kafka' | 'mcp';
   /** `atOnce`: the answer does not wait for an inline settle (HTTP `Prefer: wait=0`, Kafka `waitMs: 0`). */
   submit(command: Command, options?: { atOnce?: boolean }): Promise<Answer>;
 }
@@ -83,8 +88,24 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    name: 'conflict (the same step, other args)', answers: [{ status: 'done', replayed: false }, { status: 'not_done', code: 'intent_conflict' }], http: [200, 422], events: CHARGED, actors: AGENT,
+    name: 'conflict (the same step, other args)', answers: [{ status: 'done', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'done' }], http: [200, 422], events: CHARGED, actors: AGENT,
     play: async ({ door, charge }) => [await door.submit(charge()), await door.submit(charge({ amount: 1300 }))],
+  },
+  {
+    // Refused, not not_done: the recorded effect may have happened, and the refusal says it is being checked.
+    name: 'conflict while the recorded effect is unknown', answers: [{ status: 'unknown', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'unknown' }], http: [200, 422], events: CHARGED, actors: AGENT,
+    play: async ({ door, charge }) => {
+      await arm({ type: 'drop-after-mutation' });
+      return [await door.submit(charge(), { atOnce: true }), await door.submit(charge({ amount: 1300 }))];
+    },
+  },
+  {
+    // The one case a refusal may point to a new step: the recorded effect is proven not done.
+    name: 'conflict after the recorded effect was proven not done', answers: [{ status: 'not_done', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'not_done' }], http: [200, 422], events: CHARGED, actors: AGENT,
+    play: async ({ door, charge }) => {
+      await arm({ type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } });
+      return [await door.submit(charge()), await door.submit(charge({ amount: 1300 }))];
+    },
   },
   {
     name: 'in-flight claim (another attempt holds it)', answers: [{ status: 'unknown' }, { status: 'done', replayed: true }], http: [409, 200], events: CHARGED, actors: AGENT,
@@ -111,14 +132,14 @@ const SCENARIOS: Scenario[] = [
     })],
   },
   {
-    name: 'bad input (no step)', answers: [{ status: 'not_done', code: 'invalid_command' }], http: [400], events: [], actors: [], deadLetter: 'invalid_command',
+    name: 'bad input (no step)', answers: [{ status: 'refused', code: 'invalid_command' }], http: [400], events: [], actors: [], deadLetter: 'invalid_command',
     play: async ({ door, charge }) => {
       const { step: _step, ...noStep } = charge();
       return [await door.submit(noStep)];
     },
   },
   {
-    name: 'forbidden tenant (the command names another one)', answers: [{ status: 'not_done', code: 'forbidden' }], http: [403], events: [], actors: [], deadLetter: 'forbidden',
+    name: 'forbidden tenant (the command names another one)', answers: [{ status: 'refused', code: 'forbidden' }], http: [403], events: [], actors: [], deadLetter: 'forbidden',
     play: async ({ door, charge }) => [await door.submit(charge({}, { tenant: 'victim-tenant' }))],
   },
 ];
@@ -127,7 +148,15 @@ let payments: RunningSimulator;
 const arm = (action: Record<string, unknown>) => postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action }] });
 const chargesPosted = async () => ((await getJson(`${payments.url}/_admin/requests`)).body as { requests: { method: string; path: string }[] }).requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/charges')).length;
 
-const STATUS: Record<AgentStatus, Status> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
+const STATUS: Record<AgentStatus, Status> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown', [AgentStatus.REFUSED]: 'refused' };
+
+/** A refusal's text points to a new step only when the step's recorded effect is proven not done. */
+function invitesNewStepOnlyIfNotDone(text: string, recorded: string | undefined): void {
+  if (recorded !== 'not_done') expect(text).not.toMatch(/new step/);
+}
+
+/** What every door's refusal must not say: it is not an outcome of the effect. */
+const NOT_AN_OUTCOME = /^(not_done|done|unknown)\b/;
 
 /** Answers on the outcomes topic, by correlation id. */
 class Outcomes {
@@ -173,7 +202,7 @@ function normalized(events: LedgerEvent[], tag: string): unknown[] {
   return (JSON.parse(text) as Record<string, unknown>[]).map((event) => Object.fromEntries(Object.entries(event).filter(([key]) => !VOLATILE.has(key))));
 }
 
-describe('ingress parity: one table of scenarios through HTTP and through Kafka', () => {
+describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', () => {
   const run = runId('parity');
   const schema = freshPostgresSchema(run);
   let email: RunningSimulator;
@@ -183,6 +212,7 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
   let ingress: KafkaIngress;
   let producer: Producer;
   let outcomes: Outcomes;
+  let mcp: Client;
   let token: string;
   const kafkaLog: string[] = [];
 
@@ -194,10 +224,13 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
       async submit(command, options = {}) {
         const res = await postJson(`${http.url}/v1/effects`, command, { ...bearer(token), ...(options.atOnce ? { prefer: 'wait=0' } : {}) });
         codes.push(res.status);
-        // An outcome (200, or 409 for a live claim) carries its status; a refused request did
-        // nothing: not_done, as Kafka's refusal says, with the same code.
+        // An outcome (200, or 409 for a live claim) carries its status; a refused request (4xx) did
+        // nothing and is no outcome: refused, as Kafka's REFUSED says, with the same code.
         if (typeof res.body?.status === 'string') return { status: res.body.status, replayed: res.body.replayed };
-        return { status: 'not_done', code: res.body.error };
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        invitesNewStepOnlyIfNotDone(res.body.message, res.body.recorded?.status);
+        return { status: 'refused', code: res.body.error, ...(res.body.recorded ? { recorded: res.body.recorded.status } : {}) };
       },
     };
     return { door, codes };
@@ -214,12 +247,47 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
         const key = typeof command.workflowId === 'string' ? command.workflowId : correlationId;
         await producer.send({ topic: topics.commands, acks: -1, messages: [{ key, value: JSON.stringify({ ...command, correlationId, ...(options.atOnce ? { waitMs: 0 } : {}) }), headers: bearer(token) }] });
         const outcome = await outcomes.answer(correlationId);
-        if (outcome.error) return { status: STATUS[outcome.status], code: outcome.error.code };
+        if (outcome.error) {
+          expect(outcome.message).toMatch(/^refused: /);
+          const recorded = outcome.error.recorded ? { recorded: STATUS[outcome.error.recorded.status] } : {};
+          invitesNewStepOnlyIfNotDone(outcome.message, recorded.recorded);
+          return { status: STATUS[outcome.status], code: outcome.error.code, ...recorded };
+        }
         return { status: STATUS[outcome.status], replayed: outcome.replayed };
       },
     };
     return { door, sent };
   };
+
+  /** MCP: tools/call with the official client; the command's identity (and principal, tenant) in `_meta`, never in the arguments. */
+  const mcpDoor = (): Door => ({
+    name: 'mcp',
+    async submit(command, options = {}) {
+      const tool = String(command.tool);
+      const meta: Record<string, unknown> = {
+        ...(command.workflowId !== undefined ? { 'dev.effectd/workflowId': command.workflowId } : {}),
+        ...(command.step !== undefined ? { 'dev.effectd/step': command.step } : {}),
+        ...(command.tenant !== undefined ? { 'dev.effectd/tenant': command.tenant } : {}),
+        ...(command.principal !== undefined ? { 'dev.effectd/principal': command.principal } : {}),
+        ...(options.atOnce ? { 'dev.effectd/waitMs': 0 } : {}),
+      };
+      const name = tool.startsWith('saga:') ? `saga_${tool.slice('saga:'.length)}` : tool.replaceAll('.', '_');
+      const result = await mcp.callTool({ name, arguments: command.args as Record<string, unknown>, _meta: meta });
+      const body = result.structuredContent as { status?: Status; replayed?: boolean; error?: string; recorded?: { status: string } };
+      const text = (result.content as { text: string }[])[0]!.text;
+      if (typeof body.status === 'string') {
+        // not_done is an error (safe to try again as a new step); unknown never is.
+        expect(result.isError).toBe(body.status === 'not_done');
+        return { status: body.status, replayed: body.replayed };
+      }
+      // A refusal: an error result whose text says so, never an outcome's word.
+      expect(result.isError).toBe(true);
+      expect(text).not.toMatch(NOT_AN_OUTCOME);
+      if (body.error === 'intent_conflict' || body.error === 'invalid_command') expect(text).toMatch(/^refused: /);
+      invitesNewStepOnlyIfNotDone(text, body.recorded?.status);
+      return { status: 'refused', code: body.error, ...(body.recorded ? { recorded: body.recorded.status } : {}) };
+    },
+  });
 
   /** Plays a scenario through one door; what it answered and what the ledger recorded. */
   const playThrough = async (scenario: Scenario, door: Door, tag: string) => {
@@ -253,8 +321,11 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
     producer = testKafka().producer();
     await producer.connect();
     outcomes = await Outcomes.follow(topics.outcomes);
+    mcp = new Client({ name: 'effectd-parity', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: bearer(token) } }));
   }, 60_000);
   afterAll(async () => {
+    await mcp?.close().catch(() => undefined);
     await outcomes?.close();
     await producer?.disconnect();
     await ingress?.close();
@@ -272,14 +343,18 @@ describe('ingress parity: one table of scenarios through HTTP and through Kafka'
       const viaHttp = await playThrough(scenario, overHttp.door, `${run}-${index}-http`);
       const overKafka = kafkaDoor();
       const viaKafka = await playThrough(scenario, overKafka.door, `${run}-${index}-kafka`);
+      const viaMcp = await playThrough(scenario, mcpDoor(), `${run}-${index}-mcp`);
 
       expect(overHttp.codes, 'HTTP status per submission').toEqual(scenario.http);
       expect(viaHttp.answers).toEqual(scenario.answers);
       expect(viaKafka.answers).toEqual(scenario.answers);
+      expect(viaMcp.answers).toEqual(scenario.answers);
       expect(viaHttp.types).toEqual(scenario.events);
       expect(viaKafka.events).toEqual(viaHttp.events);
+      expect(viaMcp.events).toEqual(viaHttp.events);
       expect(viaHttp.actors).toEqual(scenario.actors);
       expect(viaKafka.actors).toEqual(viaHttp.actors);
+      expect(viaMcp.actors).toEqual(viaHttp.actors);
       if (scenario.deadLetter) {
         const mine = (r: ReadRecord) => overKafka.sent.some((id) => r.message.value?.toString().includes(id));
         const parked = (await readTopic(topics.deadLetters, (records) => records.filter(mine).length >= overKafka.sent.length)).filter(mine);

@@ -4,7 +4,7 @@
 // their reason, and the provider (a payments simulator, whose own records are the ground truth) never sees them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowStream } from '../../src/core/streams.js';
-import { EffectClient } from '../../src/sdk/index.js';
+import { AgentStatus, EffectClient } from '../../src/sdk/index.js';
 import type { RunningSimulator } from '../../src/simulators/server.js';
 import { decodeOutcome } from '../../src/transport/wire/outcome-codec.js';
 import { getJson, startPayments } from '../support/effectd-harness.js';
@@ -98,7 +98,8 @@ describe('Kafka: who may send what (real broker, PostgreSQL ledger)', () => {
     // Each sender that named itself hears why, on the outcomes topic.
     const answers = await refusals(all.map((c) => c.correlationId));
     expect(all.map((c) => answers.get(c.correlationId)?.error?.code)).toEqual(['forbidden', 'unauthorized', 'unauthorized', 'unauthorized']);
-    expect(all.every((c) => answers.get(c.correlationId)!.message.startsWith('not_done: this command was refused'))).toBe(true);
+    expect(all.map((c) => answers.get(c.correlationId)!.status)).toEqual(all.map(() => AgentStatus.REFUSED));
+    expect(all.every((c) => answers.get(c.correlationId)!.message.startsWith('refused: this command was not accepted'))).toBe(true);
 
     // None of them reached the provider; the one valid command sent since did.
     expect((await fixture.client.submit(command('after'))).status).toBe('done');

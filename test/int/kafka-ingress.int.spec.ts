@@ -67,10 +67,13 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
 
   it('a changed intent on the same step is answered (not dead-lettered) as refused: intent_conflict, nothing sent', async () => {
     const cmd = charge();
-    expect((await client.submit(cmd)).status).toBe('done');
+    const done = await client.submit(cmd);
+    expect(done.status).toBe('done');
     const changed = await client.submit({ ...cmd, args: { ...cmd.args, amount: 5000 } });
-    expect(changed).toMatchObject({ status: 'not_done', error: { code: 'intent_conflict' } });
-    expect(changed.message).toMatch(/new step/);
+    // Its own kind, never not_done: the step's effect is done, and the refusal says so (no invitation to a new step).
+    expect(changed).toMatchObject({ status: 'refused', error: { code: 'intent_conflict', recorded: { status: 'done', state: 'committed', receipt: done.receipt } } });
+    expect(changed.message).toMatch(/^refused: /);
+    expect(changed.message).not.toMatch(/new step|not_done/);
     expect(await chargesFor(payments, cmd.args.invoiceId)).toHaveLength(1);
   });
 
@@ -112,13 +115,14 @@ describe('Kafka ingress (real broker, PostgreSQL ledger)', () => {
     expect(metrics).toMatch(/effectd_commands_received_total\{ingress="kafka"\} [1-9]/);
   });
 
-  it('a command that fails validation is also answered to its sender (not_done, with the field), besides the dead letter', async () => {
+  it('a command that fails validation is also answered to its sender (refused, with the field), besides the dead letter', async () => {
     const cmd = charge();
     const answer = await client.submit({ ...cmd, args: { invoiceId: cmd.args.invoiceId } });
-    expect(answer).toMatchObject({ status: 'not_done', error: { code: 'invalid_command' } });
+    expect(answer).toMatchObject({ status: 'refused', error: { code: 'invalid_command' } });
     expect(answer.error!.fields.map((f) => f.path)).toContain('args.amount');
+    expect(answer.message).toMatch(/^refused: /);
     const unknownTool = await client.submit({ ...charge(), tool: 'payments.teleport' });
-    expect(unknownTool).toMatchObject({ status: 'not_done', error: { code: 'unknown_tool' } });
+    expect(unknownTool).toMatchObject({ status: 'refused', error: { code: 'unknown_tool' } });
   });
 
   it('a handler failure is logged with its code and where the command sits, and its workflow waits before the command is tried again', async () => {

@@ -229,12 +229,12 @@ defineConfig({ tolls: [] });
 };
 
 const AGENT_FILES: Record<string, string> = {
-  'agent.ts': `import { HttpEffectClient, type AgentOutcome } from '@effectd/sdk';
+  'agent.ts': `import { HttpEffectClient, type EffectResult } from '@effectd/sdk';
 
-export async function reserve(url: string, token: string): Promise<AgentOutcome> {
+export async function reserve(url: string, token: string): Promise<EffectResult> {
   const client = new HttpEffectClient({ url, token, timeoutMs: 10_000 });
   const outcome = await client.submit({ workflowId: 'agent-order-7', step: 1, tool: 'warehouse.reserve', args: { orderId: 'ORD-7', sku: 'SKU-1', quantity: 2 } });
-  // @ts-expect-error three states, never two: there is no "failed"
+  // @ts-expect-error three states and a refusal, never two: there is no "failed"
   if (outcome.status === 'failed') throw new Error('unreachable');
   return outcome;
 }

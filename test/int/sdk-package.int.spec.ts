@@ -12,21 +12,23 @@ const REPO = resolve('.');
 const TSC = join(REPO, 'node_modules/.bin/tsc');
 
 const CORRECT = (sdk: string) => `
-import { HttpEffectClient, EffectClient, type AgentOutcome, type EffectAnswer } from '${sdk}';
+import { HttpEffectClient, EffectClient, type EffectResult, type EffectAnswer, type RecordedEffect } from '${sdk}';
 
 const client = new HttpEffectClient({ url: 'http://127.0.0.1:8080', token: 'efd_agent_x', timeoutMs: 5_000 });
 export async function charge(): Promise<string> {
-  const outcome: AgentOutcome = await client.submit({ workflowId: 'wf-1', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: '49.00 USD' } });
+  const outcome: EffectResult = await client.submit({ workflowId: 'wf-1', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: '49.00 USD' } });
   switch (outcome.status) {
     case 'done': return outcome.receipt ?? outcome.message;
     case 'not_done': return outcome.reason ?? outcome.message;
     case 'unknown': return outcome.reference ?? outcome.message;
+    case 'refused': return outcome.error.recorded?.status ?? outcome.error.code;
   }
 }
-export async function overKafka(): Promise<EffectAnswer['status']> {
+export async function overKafka(): Promise<EffectAnswer['status'] | RecordedEffect['status']> {
   const kafka = await EffectClient.connect({ brokers: ['127.0.0.1:9092'], commandsTopic: 'effectd.commands', outcomesTopic: 'effectd.outcomes' });
   try {
-    return (await kafka.submit({ workflowId: 'wf-1', step: 2, tool: 'email.send', args: {} })).status;
+    const answer = await kafka.submit({ workflowId: 'wf-1', step: 2, tool: 'email.send', args: {} });
+    return answer.status === 'refused' ? answer.error.recorded?.status ?? 'refused' : answer.status;
   } finally {
     await kafka.close();
   }
@@ -34,11 +36,11 @@ export async function overKafka(): Promise<EffectAnswer['status']> {
 `;
 
 const MISUSED = (sdk: string) => `
-import { HttpEffectClient, type AgentOutcome } from '${sdk}';
+import { HttpEffectClient, type EffectResult } from '${sdk}';
 
 const client = new HttpEffectClient({ url: 'http://127.0.0.1:8080' });
 export async function charge(): Promise<boolean> {
-  const outcome: AgentOutcome = await client.submit({ workflowId: 'wf-1', tool: 'payments.charge', args: {} });
+  const outcome: EffectResult = await client.submit({ workflowId: 'wf-1', tool: 'payments.charge', args: {} });
   return outcome.status === 'failed';
 }
 `;

@@ -3,7 +3,7 @@ import { agentOutcome } from '../../src/core/agent-outcome.js';
 import { effectCommand } from '../../src/core/effect-command.js';
 import { encodeCommand } from '../../src/sdk/effect-client.js';
 import { decodeCommand } from '../../src/transport/wire/command-codec.js';
-import { decodeOutcome, encodeOutcome, encodeRefusal } from '../../src/transport/wire/outcome-codec.js';
+import { decodeOutcome, encodeOutcome, encodeRefusal, recordedAnswerOf } from '../../src/transport/wire/outcome-codec.js';
 import { AgentStatus } from '../../src/transport/wire/effectd/v1/effectd_pb.js';
 
 const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -53,6 +53,22 @@ describe('wire codec (proto3 canonical JSON)', () => {
     expect(JSON.parse(encodeOutcome(unknown, {})).expectAnswerBy).toBe('2030-01-01T00:00:00Z');
     expect(JSON.parse(encodeOutcome(unknown, {})).status).toBe('AGENT_STATUS_UNKNOWN');
     const refused = decodeOutcome(encodeRefusal({ code: 'intent_conflict', message: 'changed', effectId: 'eff_1' }, { correlationId: 'c' }));
-    expect(refused).toMatchObject({ status: AgentStatus.NOT_DONE, error: { code: 'intent_conflict' } });
+    expect(refused).toMatchObject({ status: AgentStatus.REFUSED, effectId: 'eff_1', error: { code: 'intent_conflict', message: 'changed' } });
+    expect(refused.error?.recorded).toBeUndefined();
+    expect(refused.message).toMatch(/^refused: /);
+    expect(JSON.parse(encodeRefusal({ code: 'invalid_command', message: 'bad' }, {})).status).toBe('AGENT_STATUS_REFUSED');
+  });
+
+  it('a refused conflict quotes where the recorded effect stands, and is never NOT_DONE', () => {
+    const recorded = { status: 'done', state: 'committed', receipt: 'ch_1', message: 'done: payments.charge for invoice I happened (receipt ch_1).' } as const;
+    const text = encodeRefusal({ code: 'intent_conflict', message: 'was declared with other arguments', effectId: 'eff_1', recorded }, { correlationId: 'c' });
+    expect(JSON.parse(text)).toMatchObject({ status: 'AGENT_STATUS_REFUSED', error: { code: 'intent_conflict', recorded: { status: 'AGENT_STATUS_DONE', state: 'committed', receipt: 'ch_1' } } });
+    const wire = decodeOutcome(text);
+    expect(wire.status).not.toBe(AgentStatus.NOT_DONE);
+    expect(wire.error?.recorded).toMatchObject({ status: AgentStatus.DONE, state: 'committed', receipt: 'ch_1', message: recorded.message });
+    expect(wire.message).not.toMatch(/not_done|new step/);
+    // The SDK reads it as its own kind, with the recorded effect.
+    expect(recordedAnswerOf({ recorded })).toEqual(recorded);
+    expect(recordedAnswerOf({ recorded: { status: 'maybe' } })).toBeUndefined();
   });
 });

@@ -10,7 +10,7 @@ const ERROR_STATUS: Record<number, string> = {
   409: 'Conflict: the effect is not in a state that allows this, or the stream moved on meanwhile; re-read and decide again.',
   413: 'The request body is over 1 MB.',
   415: 'The request body is not JSON in UTF-8 (send Content-Type: application/json).',
-  422: 'The step was declared with other arguments (a changed intent): submit the recorded one, or declare a new step.',
+  422: 'Refused: the step was declared with other arguments (a changed intent); nothing was sent for this command. `recorded` says where the recorded effect stands: only when it did not happen (`not_done`) is a new step the way to do something else.',
   503: 'Try again later: effectd is shutting down, or a part it depends on (the ledger) is unavailable; nothing was recorded. Retry-After says when.',
 };
 

@@ -249,4 +249,11 @@ export const errorBodySchema = z.looseObject({
   message: z.string().meta({ description: 'What went wrong and what to do, in one or two sentences.' }),
   fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().meta({ description: 'For invalid input: each offending field by its path.' }),
   retryAfterMs: z.number().optional().meta({ description: 'For retry_after: when to send the same thing again (also the Retry-After header).' }),
-}).meta({ description: 'An error: `error` is the code, `message` says what to do; other fields are the code\'s details.' });
+  effectId: z.string().optional().meta({ description: 'For intent_conflict: the effect the step recorded (the command was not acted on).' }),
+  recorded: z.object({
+    status: agentStatusSchema,
+    state: effectStatusSchema,
+    receipt: z.string().optional().meta({ description: 'Provider evidence when the recorded effect is done.' }),
+    message: z.string().meta({ description: 'The recorded effect\'s own one-sentence answer.' }),
+  }).optional().meta({ description: 'For intent_conflict: where the effect this step recorded stands, as the recorded command would be answered. Only `not_done` lets a changed intent go as a new step; `done` means do not do it again, `unknown` that it is being checked (do not start another). A refusal is never itself `not_done` (docs/http-api.md, "Refusals").' }),
+}).meta({ description: 'An error: `error` is the code, `message` says what to do; other fields are the code\'s details. A 4xx answer to a command is its refusal: nothing was done for it.' });

@@ -2,7 +2,7 @@ import type { IHeaders } from 'kafkajs';
 import { asEffectdError, EffectdError } from '../../core/errors.js';
 import type { Caller, Gateway } from '../../gateway/gateway.js';
 import { decodeCommand, type CommandEnvelope, type DecodedCommand } from '../wire/command-codec.js';
-import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
+import { encodeOutcome, encodeRefusal, recordedAnswerOf } from '../wire/outcome-codec.js';
 import { backoffMs, pauseWhile } from './backoff.js';
 import { authenticateCommand } from './command-credential.js';
 import type { CommandLease, CommandVerdict, DeadLetterReason, Reply } from './command-verdict.js';
@@ -135,10 +135,11 @@ function refusalTo(envelope: CommandEnvelope, messageKey: string | undefined, to
   return (error) => {
     const fields = Array.isArray(error.details.fields) ? (error.details.fields as { path: string; message: string }[]) : [];
     const effectId = typeof error.details.effectId === 'string' ? error.details.effectId : undefined;
+    const recorded = recordedAnswerOf(error.details);
     return {
       ...replyTo(topic, envelope.correlationId),
       key: envelope.workflowId ?? messageKey ?? envelope.correlationId ?? '',
-      value: encodeRefusal({ code: error.code, message: error.message, fields, ...(effectId ? { effectId } : {}) }, envelope),
+      value: encodeRefusal({ code: error.code, message: error.message, fields, ...(effectId ? { effectId } : {}), ...(recorded ? { recorded } : {}) }, envelope),
     };
   };
 }

@@ -13,8 +13,10 @@ const isRefused = (code: ErrorCode): code is RefusedCode => code in REFUSED;
 /**
  * The one place an error's meaning becomes what the Kafka transport does with the command (as
  * src/api/error-filter.ts is for HTTP): refused as sent → dead letter under its code, and the sender
- * told; a conflict → answered as refused (the message is valid, the model must hear why); retry
- * after → the same command again; a defect → dead letter `handler_error`.
+ * told; a conflict → answered as refused (the message is valid, the model must hear why, and where
+ * the recorded effect stands); retry after → the same command again; a defect → dead letter
+ * `handler_error`. Every answer to a refused command has status AGENT_STATUS_REFUSED, never
+ * NOT_DONE (src/transport/wire/outcome-codec.ts, encodeRefusal).
  * `reason` names the dead letter when the code alone would not say it (a forbidden reply topic).
  */
 export function verdictFor(error: EffectdError, refuse: Refuse, reason?: DeadLetterReason): ErrorVerdict {

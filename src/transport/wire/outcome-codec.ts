@@ -3,6 +3,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { AgentOutcome, AgentStatus as CoreStatus } from '../../core/agent-outcome.js';
 import type { CommandEnvelope } from './command-codec.js';
 import { AgentStatus, EffectOutcomeSchema } from './effectd/v1/effectd_pb.js';
+import { refusalMessage } from './refusal.js';
 
 const TO_WIRE: Record<CoreStatus, AgentStatus> = { done: AgentStatus.DONE, not_done: AgentStatus.NOT_DONE, unknown: AgentStatus.UNKNOWN };
 
@@ -32,29 +33,56 @@ export function encodeOutcome(outcome: AgentOutcome, address: OutcomeAddress): s
   }));
 }
 
+/** Where the effect recorded for a step stands, as a refusal of another command for that step quotes it. */
+export interface RecordedAnswer {
+  status: CoreStatus;
+  state: string;
+  receipt?: string;
+  message: string;
+}
+
 export interface CommandRefusal {
   code: string;
   message: string;
   effectId?: string;
   fields?: { path: string; message: string }[];
+  /** For a conflict: the recorded effect's own answer (the error's `details.recorded`). */
+  recorded?: RecordedAnswer;
 }
 
 /**
  * The answer to a command that was refused before it was acted on (a changed intent on a declared
- * step, or a command that does not validate). Status not_done: THIS command did nothing.
+ * step, a command that does not validate, an unknown tool, a forbidden tenant). Status REFUSED: not
+ * an outcome of the effect. Nothing was done for THIS command; for a conflict, `error.recorded`
+ * says where the recorded effect stands (only a recorded not_done lets a changed intent go as a new
+ * step), and the message quotes it.
  */
 export function encodeRefusal(refusal: CommandRefusal, address: OutcomeAddress): string {
+  const { recorded } = refusal;
   return toJsonString(EffectOutcomeSchema, create(EffectOutcomeSchema, {
     ...addressFields(address),
     effectId: refusal.effectId ?? '',
-    status: AgentStatus.NOT_DONE,
+    status: AgentStatus.REFUSED,
     reason: refusal.code,
-    message: `not_done: this command was refused (${refusal.code}): ${refusal.message}`,
-    error: { code: refusal.code, message: refusal.message, fields: refusal.fields ?? [] },
+    message: refusalMessage(refusal.code, refusal.message),
+    error: {
+      code: refusal.code, message: refusal.message, fields: refusal.fields ?? [],
+      ...(recorded ? { recorded: { status: TO_WIRE[recorded.status], state: recorded.state, receipt: recorded.receipt ?? '', message: recorded.message } } : {}),
+    },
   }));
 }
 
+/** `details.recorded` of a coded error, when it is a recorded effect's answer (a conflict says where that effect stands). */
+export function recordedAnswerOf(details: Record<string, unknown>): RecordedAnswer | undefined {
+  const recorded = details['recorded'];
+  if (typeof recorded !== 'object' || recorded === null) return undefined;
+  const { status, state, receipt, message } = recorded as Record<string, unknown>;
+  if (status !== 'done' && status !== 'not_done' && status !== 'unknown') return undefined;
+  return { status, state: typeof state === 'string' ? state : '', ...(typeof receipt === 'string' ? { receipt } : {}), message: typeof message === 'string' ? message : '' };
+}
+
 export { decodeOutcome } from './outcome-decoder.js';
+export { refusalMessage } from './refusal.js';
 
 function addressFields(address: OutcomeAddress) {
   return {

@@ -20,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file effectd/v1/effectd.proto.
  */
 export const file_effectd_v1_effectd: GenFile = /*@__PURE__*/
-  fileDesc("ChhlZmZlY3RkL3YxL2VmZmVjdGQucHJvdG8SCmVmZmVjdGQudjEiqQMKDUVmZmVjdENvbW1hbmQSDgoGdGVuYW50GAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgJEg4KBHN0ZXAYAyABKAlIABIUCgpzdGVwX2luZGV4GAQgASgNSAASDAoEc2xvdBgFIAEoCRIMCgR0b29sGAYgASgJEiUKBGFyZ3MYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXByaW5jaXBhbBgIIAEoCRImCghhcHByb3ZhbBgJIAEoCzIULmVmZmVjdGQudjEuQXBwcm92YWwSJwoEc2FnYRgKIAEoCzIZLmVmZmVjdGQudjEuU2FnYVJlZmVyZW5jZRIiCgZyZXBlYXQYCyABKAsyEi5lZmZlY3RkLnYxLlJlcGVhdBITCgtyZXBseV90b3BpYxgMIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgNIAEoCRInCgV0cmFjZRgOIAEoCzIYLmVmZmVjdGQudjEuVHJhY2VDb250ZXh0EhQKB3dhaXRfbXMYDyABKA1IAYgBAUIKCghwb3NpdGlvbkIKCghfd2FpdF9tcyJPCghBcHByb3ZhbBITCgthcHByb3ZhbF9pZBgBIAEoCRITCgthcHByb3ZlZF9ieRgCIAEoCRIZChFwb2xpY3lfZ2VuZXJhdGlvbhgDIAEoDSJBCg1TYWdhUmVmZXJlbmNlEg8KB3NhZ2FfaWQYASABKAkSDAoEc2FnYRgCIAEoCRIRCglzYWdhX3N0ZXAYAyABKAkiGAoGUmVwZWF0Eg4KBnJlYXNvbhgBIAEoCSI3CgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCSLoAwoNRWZmZWN0T3V0Y29tZRIWCg5jb3JyZWxhdGlvbl9pZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSEwoLd29ya2Zsb3dfaWQYAyABKAkSDAoEc3RlcBgEIAEoCRIMCgRzbG90GAUgASgJEhEKCWVmZmVjdF9pZBgGIAEoCRInCgZzdGF0dXMYByABKA4yFy5lZmZlY3RkLnYxLkFnZW50U3RhdHVzEg0KBXN0YXRlGAggASgJEgwKBHRvb2wYCSABKAkSDgoGdGFyZ2V0GAogASgJEg8KB3JlY2VpcHQYCyABKAkSDgoGcmVhc29uGAwgASgJEg8KB21lc3NhZ2UYDSABKAkSEQoJcmVmZXJlbmNlGA4gASgJEhAKCGNoZWNraW5nGA8gASgJEjQKEGV4cGVjdF9hbnN3ZXJfYnkYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlcGxheWVkGBEgASgIEicKBWVycm9yGBIgASgLMhguZWZmZWN0ZC52MS5Db21tYW5kRXJyb3ISJwoFdHJhY2UYEyABKAsyGC5lZmZlY3RkLnYxLlRyYWNlQ29udGV4dBIWCgl3YWl0ZWRfbXMYFCABKA1IAIgBAUIMCgpfd2FpdGVkX21zIlUKDENvbW1hbmRFcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSJgoGZmllbGRzGAMgAygLMhYuZWZmZWN0ZC52MS5GaWVsZEVycm9yIisKCkZpZWxkRXJyb3ISDAoEcGF0aBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJKncKC0FnZW50U3RhdHVzEhwKGEFHRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEUFHRU5UX1NUQVRVU19ET05FEAESGQoVQUdFTlRfU1RBVFVTX05PVF9ET05FEAISGAoUQUdFTlRfU1RBVFVTX1VOS05PV04QA2IGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhlZmZlY3RkL3YxL2VmZmVjdGQucHJvdG8SCmVmZmVjdGQudjEiqQMKDUVmZmVjdENvbW1hbmQSDgoGdGVuYW50GAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgJEg4KBHN0ZXAYAyABKAlIABIUCgpzdGVwX2luZGV4GAQgASgNSAASDAoEc2xvdBgFIAEoCRIMCgR0b29sGAYgASgJEiUKBGFyZ3MYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXByaW5jaXBhbBgIIAEoCRImCghhcHByb3ZhbBgJIAEoCzIULmVmZmVjdGQudjEuQXBwcm92YWwSJwoEc2FnYRgKIAEoCzIZLmVmZmVjdGQudjEuU2FnYVJlZmVyZW5jZRIiCgZyZXBlYXQYCyABKAsyEi5lZmZlY3RkLnYxLlJlcGVhdBITCgtyZXBseV90b3BpYxgMIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgNIAEoCRInCgV0cmFjZRgOIAEoCzIYLmVmZmVjdGQudjEuVHJhY2VDb250ZXh0EhQKB3dhaXRfbXMYDyABKA1IAYgBAUIKCghwb3NpdGlvbkIKCghfd2FpdF9tcyJPCghBcHByb3ZhbBITCgthcHByb3ZhbF9pZBgBIAEoCRITCgthcHByb3ZlZF9ieRgCIAEoCRIZChFwb2xpY3lfZ2VuZXJhdGlvbhgDIAEoDSJBCg1TYWdhUmVmZXJlbmNlEg8KB3NhZ2FfaWQYASABKAkSDAoEc2FnYRgCIAEoCRIRCglzYWdhX3N0ZXAYAyABKAkiGAoGUmVwZWF0Eg4KBnJlYXNvbhgBIAEoCSI3CgxUcmFjZUNvbnRleHQSEwoLdHJhY2VwYXJlbnQYASABKAkSEgoKdHJhY2VzdGF0ZRgCIAEoCSLoAwoNRWZmZWN0T3V0Y29tZRIWCg5jb3JyZWxhdGlvbl9pZBgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkSEwoLd29ya2Zsb3dfaWQYAyABKAkSDAoEc3RlcBgEIAEoCRIMCgRzbG90GAUgASgJEhEKCWVmZmVjdF9pZBgGIAEoCRInCgZzdGF0dXMYByABKA4yFy5lZmZlY3RkLnYxLkFnZW50U3RhdHVzEg0KBXN0YXRlGAggASgJEgwKBHRvb2wYCSABKAkSDgoGdGFyZ2V0GAogASgJEg8KB3JlY2VpcHQYCyABKAkSDgoGcmVhc29uGAwgASgJEg8KB21lc3NhZ2UYDSABKAkSEQoJcmVmZXJlbmNlGA4gASgJEhAKCGNoZWNraW5nGA8gASgJEjQKEGV4cGVjdF9hbnN3ZXJfYnkYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlcGxheWVkGBEgASgIEicKBWVycm9yGBIgASgLMhguZWZmZWN0ZC52MS5Db21tYW5kRXJyb3ISJwoFdHJhY2UYEyABKAsyGC5lZmZlY3RkLnYxLlRyYWNlQ29udGV4dBIWCgl3YWl0ZWRfbXMYFCABKA1IAIgBAUIMCgpfd2FpdGVkX21zIoMBCgxDb21tYW5kRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEiYKBmZpZWxkcxgDIAMoCzIWLmVmZmVjdGQudjEuRmllbGRFcnJvchIsCghyZWNvcmRlZBgEIAEoCzIaLmVmZmVjdGQudjEuUmVjb3JkZWRFZmZlY3QiagoOUmVjb3JkZWRFZmZlY3QSJwoGc3RhdHVzGAEgASgOMhcuZWZmZWN0ZC52MS5BZ2VudFN0YXR1cxINCgVzdGF0ZRgCIAEoCRIPCgdyZWNlaXB0GAMgASgJEg8KB21lc3NhZ2UYBCABKAkiKwoKRmllbGRFcnJvchIMCgRwYXRoGAEgASgJEg8KB21lc3NhZ2UYAiABKAkqkQEKC0FnZW50U3RhdHVzEhwKGEFHRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEUFHRU5UX1NUQVRVU19ET05FEAESGQoVQUdFTlRfU1RBVFVTX05PVF9ET05FEAISGAoUQUdFTlRfU1RBVFVTX1VOS05PV04QAxIYChRBR0VOVF9TVEFUVVNfUkVGVVNFRBAEYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * One declared external effect, as an agent's harness submits it.
@@ -371,8 +371,8 @@ export type EffectOutcome = Message<"effectd.v1.EffectOutcome"> & {
   replayed: boolean;
 
   /**
-   * Set when the command itself was refused (e.g. intent_conflict: the step was declared with other
-   * arguments); the effect it names was not acted on for this command.
+   * Set, with status AGENT_STATUS_REFUSED, when the command itself was refused (e.g. intent_conflict:
+   * the step was declared with other arguments); nothing was done for this command.
    *
    * @generated from field: effectd.v1.CommandError error = 18;
    */
@@ -403,7 +403,7 @@ export const EffectOutcomeSchema: GenMessage<EffectOutcome> = /*@__PURE__*/
  */
 export type CommandError = Message<"effectd.v1.CommandError"> & {
   /**
-   * intent_conflict | invalid_command | unknown_tool
+   * intent_conflict | invalid_command | unknown_tool | unauthorized | forbidden
    *
    * @generated from field: string code = 1;
    */
@@ -418,6 +418,14 @@ export type CommandError = Message<"effectd.v1.CommandError"> & {
    * @generated from field: repeated effectd.v1.FieldError fields = 3;
    */
   fields: FieldError[];
+
+  /**
+   * For intent_conflict: where the effect this step recorded stands (its own answer, as the same
+   * command as recorded would get it). Absent when no effect was recorded (a decision conflict).
+   *
+   * @generated from field: effectd.v1.RecordedEffect recorded = 4;
+   */
+  recorded?: RecordedEffect | undefined;
 };
 
 /**
@@ -426,6 +434,48 @@ export type CommandError = Message<"effectd.v1.CommandError"> & {
  */
 export const CommandErrorSchema: GenMessage<CommandError> = /*@__PURE__*/
   messageDesc(file_effectd_v1_effectd, 6);
+
+/**
+ * Where an effect recorded for a step stands, quoted by a refusal of another command for that step.
+ *
+ * @generated from message effectd.v1.RecordedEffect
+ */
+export type RecordedEffect = Message<"effectd.v1.RecordedEffect"> & {
+  /**
+   * DONE, NOT_DONE or UNKNOWN: only NOT_DONE means a changed intent may go as a new step.
+   *
+   * @generated from field: effectd.v1.AgentStatus status = 1;
+   */
+  status: AgentStatus;
+
+  /**
+   * The ledger's state of the effect (committed, unknown, failed_before_effect, …).
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * The provider's evidence when done.
+   *
+   * @generated from field: string receipt = 3;
+   */
+  receipt: string;
+
+  /**
+   * The recorded effect's own one-sentence answer.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message effectd.v1.RecordedEffect.
+ * Use `create(RecordedEffectSchema)` to create a new message.
+ */
+export const RecordedEffectSchema: GenMessage<RecordedEffect> = /*@__PURE__*/
+  messageDesc(file_effectd_v1_effectd, 7);
 
 /**
  * @generated from message effectd.v1.FieldError
@@ -447,10 +497,11 @@ export type FieldError = Message<"effectd.v1.FieldError"> & {
  * Use `create(FieldErrorSchema)` to create a new message.
  */
 export const FieldErrorSchema: GenMessage<FieldError> = /*@__PURE__*/
-  messageDesc(file_effectd_v1_effectd, 7);
+  messageDesc(file_effectd_v1_effectd, 8);
 
 /**
- * The three states an agent is ever told.
+ * The three states an agent is ever told about an effect (DONE, NOT_DONE, UNKNOWN), and the refusal
+ * of a command (REFUSED), which is none of them.
  *
  * @generated from enum effectd.v1.AgentStatus
  */
@@ -480,6 +531,14 @@ export enum AgentStatus {
    * @generated from enum value: AGENT_STATUS_UNKNOWN = 3;
    */
   UNKNOWN = 3,
+
+  /**
+   * The command was not accepted as sent; nothing was done for it; `error` says why and, for a
+   * conflict, where the recorded effect stands. Not an outcome of the effect.
+   *
+   * @generated from enum value: AGENT_STATUS_REFUSED = 4;
+   */
+  REFUSED = 4,
 }
 
 /**
