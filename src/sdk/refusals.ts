@@ -1,24 +1,10 @@
-import { refusalMessage } from '../transport/wire/refusal.js';
+import { refusalMessage, type CommandRefusal as WireRefusal, type RecordedEffect } from '../transport/wire/refusal.js';
 
-/** Where the effect recorded for a step stands, as a refusal of another command for that step quotes it. */
-export interface RecordedEffect {
-  /** Only `not_done` means a changed intent may go as a new step. */
-  status: 'done' | 'not_done' | 'unknown';
-  /** The ledger's state of that effect (committed, unknown, escalated, failed_before_effect, …). */
-  state: string;
-  receipt?: string;
-  /** That effect's own one-sentence answer. */
-  message: string;
-}
+export type { RecordedEffect } from '../transport/wire/refusal.js';
 
-/** Why effectd refused a command; nothing was done for it. */
-export interface CommandRefusal {
-  /** intent_conflict, invalid_command, unknown_tool, unauthorized, forbidden, … */
-  code: string;
-  message: string;
+/** Why effectd refused a command; nothing was done for it. The SDK always lists the fields (empty when none). */
+export interface CommandRefusal extends WireRefusal {
   fields: { path: string; message: string }[];
-  /** For intent_conflict: where the effect recorded for this step stands (absent for a decision conflict). */
-  recorded?: RecordedEffect;
 }
 
 /**

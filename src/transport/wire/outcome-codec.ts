@@ -1,3 +1,4 @@
+import type { CommandRefusal, RecordedEffect } from './refusal.js';
 import { create, toJsonString } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { AgentOutcome, AgentStatus as CoreStatus } from '../../core/agent-outcome.js';
@@ -33,22 +34,9 @@ export function encodeOutcome(outcome: AgentOutcome, address: OutcomeAddress): s
   }));
 }
 
-/** Where the effect recorded for a step stands, as a refusal of another command for that step quotes it. */
-export interface RecordedAnswer {
-  status: CoreStatus;
-  state: string;
-  receipt?: string;
-  message: string;
-}
-
-export interface CommandRefusal {
-  code: string;
-  message: string;
-  effectId?: string;
-  fields?: { path: string; message: string }[];
-  /** For a conflict: the recorded effect's own answer (the error's `details.recorded`). */
-  recorded?: RecordedAnswer;
-}
+export type { CommandRefusal } from './refusal.js';
+/** Where the effect recorded for a step stands (a conflict's `details.recorded`). */
+export type RecordedAnswer = RecordedEffect;
 
 /**
  * The answer to a command that was refused before it was acted on (a changed intent on a declared
