@@ -16,6 +16,11 @@ import { CodedError } from '../shared/coded-error.js';
 export const BENCH_TIMINGS = {
   timeoutMs: 400,
   settleWindowMs: 1_000,
+  /**
+   * A proof of absence is looked up once more this long after it (the contract's absenceAuditMs; its
+   * default, 3× the window and at least the window + 10 s, would be 11 s here): 3× the window.
+   */
+  absenceAuditMs: 3_000,
   /** Production-like key retention (Stripe v1, Resend, EC2: 24 h). */
   longRetentionMs: 86_400_000,
   /** Production-like key retention of Stripe's v2 profile (30 days), where the others get `longRetentionMs`. */
@@ -40,6 +45,12 @@ export const BENCH_TIMINGS = {
   bootMs: 100,
   /** late-commit: the provider commits this long after receipt, past the caller's timeout. */
   lateCommitMs: 620,
+  /**
+   * late-delivery: the request reaches the provider this long after it was sent — past the caller's
+   * timeout (400 ms) plus the settle window (1 s) counted from it, when a consistent lookup proves it
+   * absent (≈ 1.45 s), and past the agent's new step after that not_done (≈ 1.6–1.9 s).
+   */
+  lateDeliveryMs: 2_500,
   /** cancel and rebalance: the provider holds the request this long (real time) before handling it. */
   providerDelayMs: 300,
   /** cancel: the caller gives up this long after sending. */
@@ -118,11 +129,23 @@ export function benchConfig(toolUrls: Record<string, string>, retentionMs: numbe
         provider: benchProviderName(name),
         timeoutMs: BENCH_TIMINGS.timeoutMs,
         settleWindowMs: BENCH_TIMINGS.settleWindowMs,
+        absenceAuditMs: BENCH_TIMINGS.absenceAuditMs,
         idempotency: idempotency.kind === 'none' ? idempotency : { ...idempotency, retentionMs: providerRetentionMs(benchTool(name).provider, retentionMs) },
         ...(forBaselines ? { reference: { kind: 'none' } } : {}),
       };
     });
   return { builtinTools: false, builtinSagas: true, providers, tools, sagas: { compensationRetry: BENCH_TIMINGS.compensationRetry } };
+}
+
+/**
+ * The benchmark's tools whose contract has no idempotency key and a consistent lookup: the ones where
+ * "not found after the settle window" is a proof of absence, so a request delivered later than the
+ * window (late-delivery) can arrive after effectd said not_done. A keyed tool is resent under its key
+ * instead, and the late request is then deduplicated by the provider; a lookup that may lag proves nothing.
+ */
+export function keylessConsistentTools(): ReadonlySet<string> {
+  const builtin = JSON.parse(readFileSync(join(packageRoot(), 'config', 'builtin-tools.json'), 'utf8')) as { tools: { name: string; idempotency: { kind: string }; lookup?: { consistent?: boolean } }[] };
+  return new Set(builtin.tools.filter((t) => t.name in BENCH_TOOLS && t.idempotency.kind === 'none' && t.lookup?.consistent === true).map((t) => t.name));
 }
 
 /** The compiled contracts the baseline policies build their requests from (same shapes as effectd's). */

@@ -4,7 +4,8 @@ import { CellProviders } from './cell-providers.js';
 import type { EffectdEndpoint, EffectdFleet, EffectdProcess } from './effectd-fleet.js';
 import { chooseTarget, FAULT_SPECS, type ArmedFault, type EffectdControls, type FaultAgent } from './faults.js';
 import { Gate } from './gate.js';
-import { recordsOf, sagaTruth, type Oracles, type SagaTruth } from './ground-truth.js';
+import { judgeLateArrivals, readLateArrivals, type LateEffectView } from './late-arrivals.js';
+import { chargedAmounts, recordsOf, sagaTruth, type Oracles, type SagaTruth } from './ground-truth.js';
 import type { KafkaPair } from './kafka-lane.js';
 import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
 import { McpDirectPolicy, McpEffectdPolicy } from './policies/mcp.js';
@@ -16,7 +17,7 @@ import { KAFKA_ANSWER_MS, KafkaEffectdPolicy } from './policies/effectd-kafka.js
 import { NativeOrNeverPolicy } from './policies/native-or-never.js';
 import type { Policy, Send } from './policies/policy.js';
 import { SdkRetryPolicy } from './policies/sdk-retry.js';
-import { ProviderProxy } from './provider-proxy.js';
+import { ProviderProxy, type LateDelivery } from './provider-proxy.js';
 import { Rng } from './rng.js';
 import { EffectdSagaHarness, effectReason, HttpSagaIngress, readSaga, type SagaIngress, type SagaRun, type StartAnswer } from './saga-harness.js';
 import type { SagaPlan } from './saga-plans.js';
@@ -54,6 +55,17 @@ export interface CellResult {
    * which detect nothing. Counted apart from `duplicates`, which come from the providers' oracles.
    */
   detectedDuplicates: number;
+  /**
+   * Late arrivals (late-delivery): requests the fault delivered to the provider after the tool's
+   * settle window that the provider committed (`lateInjected`), those the system itself accounts
+   * for (`lateDetected`: effectd recorded a LateArrivalDetected on the effect the request belongs to
+   * and queued it for an operator, or found it by lookup before it ever said not_done), and the
+   * rest (`lateUndetected`: an object at the provider the system does not know about; effectd must
+   * have none). A detected, queued late arrival is not counted in `duplicates`; 0 for other faults.
+   */
+  lateInjected: number;
+  lateDetected: number;
+  lateUndetected: number;
   missing: number;
   falseDedup: number;
   unresolved: number;
@@ -171,7 +183,9 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   const intents = workload.intents(tag);
   const cellRng = new Rng(spec.seed, `${spec.workload}/${spec.fault}${failAt ? `/${failAt}` : ''}`);
   const { candidates: all, sequence } = plan ? sagaTargets(plan, tag, failAt!) : { candidates: intents, sequence: intents };
-  const candidates = fault.targets ? all.filter((intent) => fault.targets!(intent)) : all;
+  // A workload may aim its faults at the intents whose story it tells (charge-respelled: the first charge).
+  const aimed = !plan && workload.faultTargets ? all.filter((intent) => workload.faultTargets!.includes(intent.id)) : all;
+  const candidates = fault.targets ? aimed.filter((intent) => fault.targets!(intent)) : aimed;
   if (candidates.length === 0) throw new CodedError('invalid_command', `fault ${spec.fault} has no intent to hit in workload ${spec.workload}`);
   const { target, nth } = chooseTarget(candidates, cellRng.fork('target'), sequence);
   const retentionMs = fault.shortKeys ? BENCH_TIMINGS.shortRetentionMs : BENCH_TIMINGS.longRetentionMs;
@@ -253,12 +267,21 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     // What effectd reports as duplicates it detected, after its audit had time to run (only this fault's cells wait for it).
     const detected = made.duplicatesOf ? await made.duplicatesOf(fault.awaitsAuditMs ?? 0) : { count: 0, notes: [] };
     notes.push(...detected.notes);
+    // Late arrivals: what the fault delivered late and the provider committed, against what effectd says of those effects.
+    const recordsByIdentity = new Map(intents.map((intent) => [JSON.stringify(intent.identity), recordsOf(intent.identity, oracles)]));
+    const deliveries = armedFault.lateDeliveries?.() ?? [];
+    const lateRead = deliveries.length > 0 && made.lateArrivalsOf ? await made.lateArrivalsOf(deliveries, fault.awaitsAuditMs ?? 0) : undefined;
+    const late = judgeLateArrivals(deliveries, lateRead?.effects ?? new Map(), recordsByIdentity, lateRead?.provenAbsent ?? new Set());
+    notes.push(...(lateRead?.notes ?? []), ...late.notes);
     const common = {
       workload: spec.workload, fault: spec.fault, policy: spec.policy, seed: spec.seed,
       ...(failAt !== undefined ? { failAt } : {}),
       ...(effectdCell ? { ingress: lane!.kind } : {}),
       escalations,
       detectedDuplicates: detected.count,
+      lateInjected: late.injected,
+      lateDetected: late.detected,
+      lateUndetected: late.undetected,
       faultInjected: spec.fault === 'none' ? 0 : injected,
       providerRequests: await providers.mutationRequests(),
       workflowId,
@@ -312,13 +335,20 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     for (const [i, intent] of intents.entries()) {
       const outcome = run.outcomes[i]!;
       const identity = JSON.stringify(intent.identity);
-      const records = recordsOf(intent.identity, oracles);
+      const records = recordsByIdentity.get(identity)!;
       world.set(identity, {
         present: records.length,
         knownReceipts: records.some((r) => r.receipts === 'none') ? 'unchecked' : records.flatMap((r) => (r.receipts === 'none' ? [] : r.receipts)),
+        lateQueued: late.queuedByIdentity.get(identity) ?? 0,
       });
       evidence.push({ intentId: intent.id, identity, multiplicity: intent.multiplicity, repeat: intent.repeat !== undefined, final: outcome.status, ...(outcome.receipt ? { receipt: outcome.receipt } : {}) });
       intentsOut.push({ ...outcome, present: records.length, providerRecords: records.map((r) => r.id) });
+    }
+    // Issue 32: what the provider charged on the invoice of a charge the model decided again with its amount respelled (a copied reading is 100×).
+    for (const intent of intents.filter((i) => i.redecideRespelled && i.identity.kind === 'charge')) {
+      const invoiceId = (intent.identity as { invoiceId: string }).invoiceId;
+      const amounts = chargedAmounts(invoiceId, oracles);
+      notes.push(`${intent.id}: the provider holds ${amounts.length} charge(s) of invoice ${invoiceId}, in minor units: ${amounts.join(', ') || 'none'} (each intent meant ${String(intent.args.amount)})`);
     }
     const score = scoreCell(evidence, (identity) => world.get(identity)!);
     return {
@@ -354,6 +384,8 @@ interface MadePolicy {
   sagaIngress?(saga: string): SagaIngress;
   /** The duplicates effectd detected in this cell's workflow, waiting at most `waitMs` for audits still due. */
   duplicatesOf?(waitMs: number): Promise<DetectedDuplicates>;
+  /** What effectd says about the effects late requests belong to, waiting at most `waitMs` for its absence audits. */
+  lateArrivalsOf?(deliveries: LateDelivery[], waitMs: number): Promise<{ effects: Map<string, LateEffectView>; provenAbsent: Set<string>; notes: string[] }>;
   /** MCP lane: the tools/call requests the agent's client made (re-issues included). */
   mcpCalls?(): number;
   /** What the policy opened for the cell (an MCP client, an upstream MCP server), closed when the cell ends. */
@@ -405,6 +437,7 @@ async function makePolicy(
       sagaIngress: (saga) => new KafkaSagaIngress(pair, send, saga, workflowId, deadline),
       reasonOf: (effectId) => effectReason(pair.endpoint(), send, effectId),
       duplicatesOf: (waitMs) => detectedDuplicates(() => pair.endpoint(), send, workflowId, waitMs),
+      lateArrivalsOf: (deliveries, waitMs) => readLateArrivals(apiGetter(() => pair.endpoint(), send), workflowId, deliveries, waitMs),
     };
   }
   const fleet = lane.fleet;
@@ -437,6 +470,16 @@ async function makePolicy(
     },
     reasonOf: (effectId) => effectReason(policy.endpoint(), send, effectId),
     duplicatesOf: (waitMs) => detectedDuplicates(() => policy.endpoint(), send, workflowId, waitMs),
+    lateArrivalsOf: (deliveries, waitMs) => readLateArrivals(apiGetter(() => policy.endpoint(), send), workflowId, deliveries, waitMs),
+  };
+}
+
+/** A GET on effectd's API as an operator reads it (the agent credential sees its own workflows): the body of a 200, else undefined. */
+function apiGetter(endpoint: () => EffectdEndpoint, send: Send): (path: string) => Promise<unknown> {
+  return async (path) => {
+    const at = endpoint();
+    const result = await send({ method: 'GET', url: `${at.url}${path}`, headers: headers(at, false), timeoutMs: 5_000 });
+    return result.kind === 'response' && result.status === 200 ? result.body : undefined;
   };
 }
 
@@ -460,11 +503,7 @@ interface WorkflowBody {
  */
 async function detectedDuplicates(endpoint: () => EffectdEndpoint, send: Send, workflowId: string, waitMs: number): Promise<DetectedDuplicates> {
   const until = Date.now() + waitMs;
-  const get = async (path: string) => {
-    const at = endpoint();
-    const result = await send({ method: 'GET', url: `${at.url}${path}`, headers: headers(at, false), timeoutMs: 5_000 });
-    return result.kind === 'response' && result.status === 200 ? result.body : undefined;
-  };
+  const get = apiGetter(endpoint, send);
   for (;;) {
     const workflow = (await get(`/v1/workflows/${encodeURIComponent(workflowId)}`)) as WorkflowBody | undefined;
     const timeline = workflow?.timeline ?? [];

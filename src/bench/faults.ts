@@ -1,10 +1,10 @@
 import type { FaultRule } from '../simulators/faults.js';
-import { BENCH_TIMINGS, benchTool } from './bench-config.js';
+import { BENCH_TIMINGS, benchTool, keylessConsistentTools } from './bench-config.js';
 import type { CellProviders } from './cell-providers.js';
 import type { Gate } from './gate.js';
 import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
 import type { Observation } from './policies/policy.js';
-import type { ProviderProxy } from './provider-proxy.js';
+import type { LateDelivery, ProviderProxy } from './provider-proxy.js';
 import type { Rng } from './rng.js';
 import type { AgentHooks } from './scripted-agent.js';
 import type { IntentSpec, Workload } from './workloads.js';
@@ -66,6 +66,8 @@ export interface ArmedFault {
   injected(): Promise<number>;
   /** Background work (an effectd restart) to finish before the cell is scored. */
   finished(): Promise<void>;
+  /** late-delivery: the requests the fault delivered to the provider late, with the provider's answer. */
+  lateDeliveries?(): LateDelivery[];
 }
 
 export interface FaultSpec {
@@ -88,8 +90,9 @@ export interface FaultSpec {
    */
   providerSettings?: Record<string, unknown>;
   /**
-   * effectd cells wait at most this long (ms) after the agent is done for effectd's duplicate
-   * audit of effects that settled through a resend, before the cell is scored.
+   * effectd cells wait at most this long (ms) after the agent is done for effectd's audits — the
+   * duplicate audit of effects that settled through a resend, the absence audit of effects proven
+   * absent — before the cell is scored.
    */
   awaitsAuditMs?: number;
   arm(context: FaultContext): Promise<ArmedFault>;
@@ -329,6 +332,23 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
       });
     },
   },
+  'late-delivery': {
+    name: 'late-delivery',
+    boundary: `the request reaches the provider ${BENCH_TIMINGS.lateDeliveryMs} ms after it was sent (a slow network, a queue in front of the provider): after the caller's ${BENCH_TIMINGS.timeoutMs} ms timeout and the tool's ${BENCH_TIMINGS.settleWindowMs} ms settle window, and it commits; on a keyless tool with a consistent lookup effectd has proven it absent by then and the agent has done it again under a new step: effectd must detect the late arrival (its absence audit, ${BENCH_TIMINGS.absenceAuditMs} ms after the proof) and queue it for an operator`,
+    // Keyless tools with a consistent lookup (weak.append-line): the only ones where "not found after
+    // the window" is a proof of absence. A keyed tool is resent under its key and the provider dedupes
+    // the late request; a lookup that may lag proves nothing, so the effect is escalated instead.
+    targets: (intent) => LATE_DELIVERY_TOOLS.has(intent.tool),
+    sagas: false,
+    // The absence audit comes absenceAuditMs after the proof of absence (≈ 1.45 s into the cell; the agent is done by ≈ 2 s).
+    awaitsAuditMs: BENCH_TIMINGS.absenceAuditMs + 1_500,
+    async arm(context) {
+      const route = benchTool(context.target.tool);
+      const proxy = context.proxy(context.target.tool);
+      proxy.arm({ pathPrefix: route.mutationPath, nth: context.targetNth, action: 'deliver-late', delayMs: BENCH_TIMINGS.lateDeliveryMs, hook: () => undefined });
+      return armed({ injected: async () => proxy.stats().fired, lateDeliveries: () => proxy.lateDeliveries() });
+    },
+  },
   none: {
     name: 'none',
     boundary: 'no fault',
@@ -336,11 +356,14 @@ export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
   },
 };
 
+const LATE_DELIVERY_TOOLS = keylessConsistentTools();
+
 const RETENTION_LIE_TOOLS: ReadonlySet<string> = new Set(['payments.charge', 'payments.charge-v2']);
 
 /** Whether a fault runs on a workload: it has an intent the fault can hit (and is no saga, when the fault skips sagas). */
 export function faultApplies(spec: FaultSpec, workload: Workload): boolean {
   if (workload.saga && spec.sagas === false) return false;
+  if (workload.skipsFaults?.includes(spec.name)) return false;
   return !spec.targets || workload.intents('x').some((intent) => spec.targets!(intent));
 }
 

@@ -29,6 +29,13 @@ interface WeakOracle {
 
 export type Oracles = Partial<Record<ProviderKind, unknown>>;
 
+/** The amounts (minor units) of every charge of one invoice the payments providers hold, in the order they were made. */
+export function chargedAmounts(invoiceId: string, oracles: Oracles): number[] {
+  return [...((oracles.payments as PaymentsOracle | undefined)?.charges ?? []), ...((oracles['payments-v2'] as PaymentsOracle | undefined)?.charges ?? [])]
+    .filter((c) => c.metadata.invoice_id === invoiceId)
+    .map((c) => c.amount);
+}
+
 const REF = /\[ref:([^\]]+)\]/g;
 
 /**

@@ -56,17 +56,18 @@ export interface MatrixRun {
 /** What an effectd cell costs before one has been measured (ms): a SIGKILLed claim waits out its lease. */
 const EFFECTD_CELL_PRIOR_MS: Record<FaultName, number> = {
   'before-dispatch': 300, 'before-mutation': 800, 'after-mutation': 500, 'before-record': 2_700, cancel: 400, 'late-commit': 1_100,
-  'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, 'stored-failure': 1_500, 'retention-shorter-than-declared': 2_500, none: 100,
+  'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, 'stored-failure': 1_500, 'retention-shorter-than-declared': 2_500, 'late-delivery': 5_000, none: 100,
 };
 const SAGA_PRIOR_FACTOR = 2.5;
 
 /**
  * The faults `effectd+redecide` runs in --quick: the reply is lost before or after the provider
  * acted, or the provider commits late (the agent reads `unknown` and decides again while the first
- * effect is open, done or proven absent), and the model rewords its repair. The full matrix runs
- * it under every fault.
+ * effect is open, done or proven absent), the model rewords its repair, or the request reaches the
+ * provider after a proof of absence (the held re-decision is released and sent: a late arrival to
+ * detect). The full matrix runs it under every fault.
  */
-export const REDECIDE_QUICK_FAULTS: FaultName[] = ['before-mutation', 'after-mutation', 'late-commit', 'param-drift'];
+export const REDECIDE_QUICK_FAULTS: FaultName[] = ['before-mutation', 'after-mutation', 'late-commit', 'param-drift', 'late-delivery'];
 const KAFKA_REBALANCE_PRIOR_MS = 8_000;
 
 export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 'policies' | 'seeds' | 'redecideFaults' | 'failAt'>): CellSpec[] {
@@ -287,7 +288,7 @@ function sameCell(spec: CellSpec, result: CellResult): boolean {
 function brokenCell(cell: CellSpec, error: unknown): CellResult {
   return {
     workload: cell.workload, fault: cell.fault, policy: cell.policy, seed: cell.seed, ...(cell.failAt !== undefined ? { failAt: cell.failAt } : {}),
-    declared: 0, duplicates: 0, detectedDuplicates: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, firstAnswers: 0, firstUnknown: 0, wrongReceipt: 0,
+    declared: 0, duplicates: 0, detectedDuplicates: 0, lateInjected: 0, lateDetected: 0, lateUndetected: 0, missing: 0, falseDedup: 0, unresolved: 0, escalations: 0, timeInUnknownMs: 0, firstAnswers: 0, firstUnknown: 0, wrongReceipt: 0,
     latencyMs: { p50: 0, p99: 0 }, faultInjected: 0, toolCalls: 0, providerRequests: 0, elapsedMs: 0, workflowId: '', intents: [], transcript: [],
     error: (error as Error).stack ?? String(error),
   };

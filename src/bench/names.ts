@@ -1,5 +1,5 @@
 /** The names used in flags and in results, fixed so runs stay comparable across versions (docs/design.md, "How we prove it"). */
-export const FAULTS = ['before-dispatch', 'before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'rebalance', 'key-expired', 'param-drift', 'stored-failure', 'retention-shorter-than-declared', 'none'] as const;
+export const FAULTS = ['before-dispatch', 'before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'rebalance', 'key-expired', 'param-drift', 'stored-failure', 'retention-shorter-than-declared', 'late-delivery', 'none'] as const;
 export const POLICIES = ['blind', 'sdk-retry', 'native-or-never', 'effectd'] as const;
 
 /**
@@ -24,7 +24,8 @@ export const ALL_POLICIES = [...BENCH_POLICIES, ...MCP_POLICIES] as const;
  * (a broken response stream, a cancelled call, effectd SIGKILLed), which an MCP front door meets
  * exactly as the HTTP one does. Not run (yet): rebalance (a second instance, or Kafka), key-expired
  * (the short-key instance), param-drift (a conflicting re-declaration over MCP), the
- * stored-failure / retention-shorter-than-declared provider profiles, and before-dispatch: on the
+ * stored-failure / retention-shorter-than-declared provider profiles, late-delivery (the proof of
+ * absence and its audit are the reconciler's, whatever the ingress), and before-dispatch: on the
  * multi-email workloads effectd's pooled keep-alive socket to the proxy the fault takes down is
  * sometimes reset instead of refused, so effectd (rightly) answers `unknown` and settles it, but
  * the cell's evidence that the fault fired ("never sent") is missing and the cell proves nothing
@@ -49,9 +50,17 @@ export function isEffectd(policy: BenchPolicy): boolean {
  */
 export const CONTRACT_BREAKING_FAULTS: readonly FaultName[] = ['retention-shorter-than-declared'];
 
-/** effectd's duplicates its promise does not excuse: all of them, except detected ones under a fault where the provider broke its contract. */
-export function undetectedDuplicates(cell: { fault: FaultName; duplicates: number; detectedDuplicates?: number }): number {
-  return CONTRACT_BREAKING_FAULTS.includes(cell.fault) ? Math.max(0, cell.duplicates - (cell.detectedDuplicates ?? 0)) : cell.duplicates;
+/**
+ * effectd's duplicates its promise does not excuse: all of them, except detected ones under a fault
+ * where the provider broke its contract; and every late arrival it did not detect (`lateUndetected`:
+ * a request that reached the provider after the settle window and committed, which effectd neither
+ * found nor recorded as a late arrival — an object at the provider for an effect it calls not_done,
+ * usually beside the new step's). A late arrival it detected is queued for an operator with its undo
+ * and is not counted in `duplicates` (scoring.ts): it is reported as `lateDetected`.
+ */
+export function undetectedDuplicates(cell: { fault: FaultName; duplicates: number; detectedDuplicates?: number; lateUndetected?: number }): number {
+  const duplicates = CONTRACT_BREAKING_FAULTS.includes(cell.fault) ? Math.max(0, cell.duplicates - (cell.detectedDuplicates ?? 0)) : cell.duplicates;
+  return duplicates + (cell.lateUndetected ?? 0);
 }
 
 export function isMcpPolicy(policy: BenchPolicy): policy is McpPolicyName {

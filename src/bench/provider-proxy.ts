@@ -8,15 +8,33 @@ import type { AddressInfo } from 'node:net';
  * - `crash-after-response`: deliver it, hold the provider's response, run the hook, then drop the
  *   response: the caller died after the reply reached it, before it could record it.
  * - `notify-on-forward`: deliver it and run the hook at once, e.g. to move the workflow elsewhere.
+ * - `deliver-late`: hold the request `delayMs` (a slow network, a queue in front of the provider),
+ *   then deliver it; its reply goes nowhere and the caller's connection is cut. The caller gave up
+ *   on it long before (its timeout); the provider still commits it, after the tool's settle window.
  */
-export type ProxyAction = 'crash-before-forward' | 'crash-after-response' | 'notify-on-forward';
+export type ProxyAction = 'crash-before-forward' | 'crash-after-response' | 'notify-on-forward' | 'deliver-late';
 
 export interface ProxyRule {
   pathPrefix: string;
   /** 1-based among POSTs under `pathPrefix` since the rule was armed. */
   nth: number;
   action: ProxyAction;
+  /** `deliver-late`: how long the request is held before the provider sees it (ms after it reached the proxy). */
+  delayMs?: number;
   hook: () => Promise<void> | void;
+}
+
+/** A request the proxy delivered late (`deliver-late`): what it carried and what the provider answered. */
+export interface LateDelivery {
+  /** The request as the caller sent it (its body names the effect, through effectd's stamped reference). */
+  method: string;
+  path: string;
+  body: string;
+  /** Date.now() when it reached the proxy, and when the provider got it. */
+  receivedAt: number;
+  deliveredAt: number;
+  /** The provider's answer to it (undefined: none came back). */
+  status?: number;
 }
 
 export interface ProxyStats {
@@ -40,6 +58,7 @@ export class ProviderProxy {
   private tags: string[] | undefined;
   private rule: ProxyRule | undefined;
   private counters: ProxyStats = { seen: 0, fired: 0, stale: 0 };
+  private late: LateDelivery[] = [];
   private isDown = false;
   private readonly pending = new Set<Promise<unknown>>();
 
@@ -72,6 +91,7 @@ export class ProviderProxy {
     this.tags = tags;
     this.rule = undefined;
     this.counters = { seen: 0, fired: 0, stale: 0 };
+    this.late = [];
   }
 
   arm(rule: ProxyRule | undefined): void {
@@ -80,6 +100,11 @@ export class ProviderProxy {
 
   stats(): ProxyStats {
     return { ...this.counters };
+  }
+
+  /** The requests delivered late since the proxy was last retargeted (one per cell), in order. */
+  lateDeliveries(): LateDelivery[] {
+    return this.late.map((d) => ({ ...d }));
   }
 
   /** Stops listening and cuts every open connection: the next connection attempt is refused. */
@@ -127,6 +152,7 @@ export class ProviderProxy {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const receivedAt = Date.now();
     const body = await readAll(req);
     const upstream = this.upstream;
     const method = (req.method ?? 'GET').toUpperCase();
@@ -163,6 +189,16 @@ export class ProviderProxy {
         await rule!.hook();
         res.destroy();
         return;
+      case 'deliver-late': {
+        const late = this.late;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, receivedAt + (rule!.delayMs ?? 0) - Date.now())));
+        const deliveredAt = Date.now();
+        const status = await send(target, req, body);
+        late.push({ method, path: req.url ?? '/', body: body.toString('utf8'), receivedAt, deliveredAt, ...(status !== undefined ? { status } : {}) });
+        res.destroy();
+        await rule!.hook();
+        return;
+      }
     }
   }
 
@@ -199,16 +235,16 @@ export class ProviderProxy {
   }
 }
 
-/** Delivers a request and waits for the provider to finish with it, discarding the answer. */
-function send(target: URL, req: http.IncomingMessage, body: Buffer): Promise<void> {
+/** Delivers a request and waits for the provider to finish with it, discarding the answer (its status: undefined when none came). */
+function send(target: URL, req: http.IncomingMessage, body: Buffer): Promise<number | undefined> {
   return new Promise((resolve) => {
     const upstream = http.request(target, { method: req.method, headers: forwardHeaders(req, body), agent: false });
-    upstream.on('error', () => resolve());
+    upstream.on('error', () => resolve(undefined));
     upstream.on('response', (answer) => {
       answer.resume();
-      answer.on('end', () => resolve());
-      answer.on('error', () => resolve());
-      answer.on('aborted', () => resolve());
+      answer.on('end', () => resolve(answer.statusCode));
+      answer.on('error', () => resolve(undefined));
+      answer.on('aborted', () => resolve(undefined));
     });
     upstream.end(body);
   });

@@ -3,13 +3,14 @@ import { ALL_POLICIES, FAULTS, isEffectd, type BenchPolicy, type FaultName } fro
 import { STRIPE_PROFILE_WORKLOADS } from './workloads.js';
 
 /** The per-cell counts that add up across cells. */
-const SUMMED = ['declared', 'duplicates', 'detectedDuplicates', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'firstAnswers', 'firstUnknown', 'wrongReceipt', 'toolCalls'] as const;
+const SUMMED = ['declared', 'duplicates', 'detectedDuplicates', 'lateInjected', 'lateDetected', 'lateUndetected', 'missing', 'falseDedup', 'unresolved', 'escalations', 'timeInUnknownMs', 'firstAnswers', 'firstUnknown', 'wrongReceipt', 'toolCalls'] as const;
 
 export type Totals = Pick<CellResult, (typeof SUMMED)[number]> & { cells: number; p50: number; p99: number };
 
 export function totals(cells: readonly CellResult[]): Totals {
   const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!);
-  const summed = Object.fromEntries(SUMMED.map((k) => [k, cells.reduce((s, c) => s + c[k], 0)])) as Pick<CellResult, (typeof SUMMED)[number]>;
+  // `?? 0`: results written before a field existed (late arrivals) add nothing.
+  const summed = Object.fromEntries(SUMMED.map((k) => [k, cells.reduce((s, c) => s + (c[k] ?? 0), 0)])) as Pick<CellResult, (typeof SUMMED)[number]>;
   return {
     cells: cells.length,
     ...summed,
@@ -35,9 +36,15 @@ export function duplicatesLabel(duplicates: number, detected: number, policy: Be
 
 const present = <T extends string>(all: readonly T[], cells: readonly CellResult[], pick: (c: CellResult) => T) => all.filter((x) => cells.some((c) => pick(c) === x));
 
+/** Late arrivals beside a score, where the fault injected any: `late 1/1 detected` (detected of injected). */
+export function lateLabel(t: Pick<Totals, 'lateInjected' | 'lateDetected'>): string {
+  return t.lateInjected > 0 ? ` late ${t.lateDetected}/${t.lateInjected} detected` : '';
+}
+
 /**
  * duplicates / missing / unresolved per fault and policy, summed over workloads and seeds; the
- * duplicates effectd detected are shown beside its duplicates (`1 (detected 1)/0/0`).
+ * duplicates effectd detected are shown beside its duplicates (`1 (detected 1)/0/0`), and late
+ * arrivals, where the fault injected any, after the score (`0/0/0 late 1/1 detected`).
  */
 export function faultTable(cells: readonly CellResult[]): string {
   const policies = present<BenchPolicy>(ALL_POLICIES, cells, (c) => c.policy);
@@ -45,7 +52,7 @@ export function faultTable(cells: readonly CellResult[]): string {
   const cell = (subset: CellResult[], policy: BenchPolicy) => {
     if (subset.length === 0) return '-';
     const t = totals(subset);
-    return `${duplicatesLabel(t.duplicates, t.detectedDuplicates, policy)}/${t.missing}/${t.unresolved}`;
+    return `${duplicatesLabel(t.duplicates, t.detectedDuplicates, policy)}/${t.missing}/${t.unresolved}${lateLabel(t)}`;
   };
   const rows = faults.map((fault) => [fault, ...policies.map((policy) => cell(cells.filter((c) => c.fault === fault && c.policy === policy), policy))]);
   rows.push(['all faults', ...policies.map((policy) => cell(cells.filter((c) => c.policy === policy), policy))]);
@@ -76,9 +83,9 @@ export function policyTable(cells: readonly CellResult[]): string {
   const policies = present<BenchPolicy>(ALL_POLICIES, cells, (c) => c.policy);
   const rows = policies.map((policy) => {
     const t = totals(cells.filter((c) => c.policy === policy));
-    return [policy, t.cells, t.declared, t.duplicates, t.detectedDuplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99].map(String);
+    return [policy, t.cells, t.declared, t.duplicates, t.detectedDuplicates, t.missing, t.falseDedup, t.unresolved, t.escalations, t.timeInUnknownMs, t.wrongReceipt, t.toolCalls, t.p50, t.p99, t.lateInjected, t.lateDetected, t.lateUndetected].map(String);
   });
-  return table(['policy', 'cells', 'declared', 'duplicates', 'detected dup', 'missing', 'falseDedup', 'unresolved', 'escalations', 'unknown ms', 'wrongReceipt', 'calls', 'p50 ms', 'p99 ms'], rows);
+  return table(['policy', 'cells', 'declared', 'duplicates', 'detected dup', 'missing', 'falseDedup', 'unresolved', 'escalations', 'unknown ms', 'wrongReceipt', 'calls', 'p50 ms', 'p99 ms', 'late', 'late detected', 'lateUndetected'], rows);
 }
 
 /**
@@ -131,15 +138,15 @@ const workloadLabel = (c: CellResult) => (c.failAt !== undefined ? `${c.workload
 
 /** One row per cell (for --verbose). */
 export function cellTable(cells: readonly CellResult[]): string {
-  const rows = cells.map((c) => [workloadLabel(c), c.fault, c.policy, String(c.seed), String(c.declared), String(c.duplicates), String(c.detectedDuplicates), String(c.missing), String(c.falseDedup), String(c.unresolved), String(c.escalations), String(c.timeInUnknownMs), String(c.wrongReceipt), String(c.latencyMs.p50), String(c.latencyMs.p99), String(c.faultInjected), c.error ? 'BROKEN' : '']);
-  return table(['workload', 'fault', 'policy', 'seed', 'declared', 'dup', 'detected', 'missing', 'falseDedup', 'unresolved', 'escal', 'unknown ms', 'wrongRcpt', 'p50', 'p99', 'injected', ''], rows);
+  const rows = cells.map((c) => [workloadLabel(c), c.fault, c.policy, String(c.seed), String(c.declared), String(c.duplicates), String(c.detectedDuplicates), String(c.missing), String(c.falseDedup), String(c.unresolved), String(c.escalations), String(c.timeInUnknownMs), String(c.wrongReceipt), String(c.latencyMs.p50), String(c.latencyMs.p99), String(c.faultInjected), `${c.lateDetected ?? 0}/${c.lateInjected ?? 0}`, c.error ? 'BROKEN' : '']);
+  return table(['workload', 'fault', 'policy', 'seed', 'declared', 'dup', 'detected', 'missing', 'falseDedup', 'unresolved', 'escal', 'unknown ms', 'wrongRcpt', 'p50', 'p99', 'injected', 'late det/inj', ''], rows);
 }
 
 export function cellLine(c: CellResult): string {
   const name = `${workloadLabel(c)} × ${c.fault} × ${c.policy}${c.seed === 1 ? '' : ` (seed ${c.seed})`}${c.ingress === 'kafka' ? ' [kafka]' : ''}`;
   if (c.error) return `${name}: BROKEN — ${c.error.split('\n')[0]}`;
   const saga = c.sagaOutcome !== undefined ? ` saga ${c.sagaStatus}${SAGA_CHECKS.some((k) => (c[k] ?? 0) > 0) ? ` ${SAGA_CHECKS.map((k) => `${k} ${c[k]}`).join(' ')}` : ''}` : '';
-  return `${name.padEnd(60)} dup ${duplicatesLabel(c.duplicates, c.detectedDuplicates, c.policy)} missing ${c.missing} falseDedup ${c.falseDedup} unresolved ${c.unresolved} escalated ${c.escalations} injected ${c.faultInjected}${saga} (${(c.elapsedMs / 1000).toFixed(1)} s)`;
+  return `${name.padEnd(60)} dup ${duplicatesLabel(c.duplicates, c.detectedDuplicates, c.policy)} missing ${c.missing} falseDedup ${c.falseDedup} unresolved ${c.unresolved} escalated ${c.escalations} injected ${c.faultInjected}${(c.lateInjected ?? 0) > 0 ? ` late ${c.lateDetected}/${c.lateInjected} detected${c.lateUndetected > 0 ? ` (${c.lateUndetected} UNDETECTED)` : ''}` : ''}${saga} (${(c.elapsedMs / 1000).toFixed(1)} s)`;
 }
 
 export function duration(ms: number): string {

@@ -18,6 +18,12 @@ export interface IdentityEvidence {
   present: number;
   /** Every receipt naming one of the present records; 'unchecked' when the provider issues none. */
   knownReceipts: string[] | 'unchecked';
+  /**
+   * Present records the system itself found to be late arrivals (a request that reached the provider
+   * after the settle window, after a proof of absence) and put before an operator with the undo its
+   * contract names: reported as late arrivals detected, not as duplicates. 0 for a system that detects nothing.
+   */
+  lateQueued?: number;
 }
 
 export interface CellScore {
@@ -38,7 +44,9 @@ const OPEN: ReadonlySet<FinalStatus> = new Set(['unknown', 'escalated', 'blocked
  * beyond the allowed multiplicity are duplicates. A shortfall goes first to intents the system
  * still calls open (`unresolved`, not a failure), then to declared repeats it answered `done`
  * without doing (`falseDedup`); the rest is `missing` (the system said done or not_done, or lost
- * track). A `done` whose receipt names none of the identity's records is a wrong receipt.
+ * track). A `done` whose receipt names none of the identity's records is a wrong receipt. Records
+ * beyond the multiplicity that the system detected as late arrivals and queued (`lateQueued`) are
+ * not duplicates: the cell reports them as late arrivals detected (an undetected one is a duplicate).
  */
 export function scoreIdentity(intents: readonly IntentEvidence[], world: IdentityEvidence): CellScore {
   const allowed = intents.reduce((s, i) => s + i.multiplicity, 0);
@@ -51,7 +59,7 @@ export function scoreIdentity(intents: readonly IntentEvidence[], world: Identit
   const known = world.knownReceipts;
   return {
     declared: allowed,
-    duplicates: Math.max(0, world.present - allowed),
+    duplicates: Math.max(0, world.present - allowed - (world.lateQueued ?? 0)),
     missing: shortfall - falseDedup,
     falseDedup,
     unresolved: open,

@@ -1,5 +1,6 @@
 import { sleep } from './bench-http.js';
 import type { Observation, Policy, ToolCall } from './policies/policy.js';
+import { nextSpelling } from './respelling.js';
 import type { Rng } from './rng.js';
 import type { IntentSpec } from './workloads.js';
 
@@ -98,6 +99,8 @@ interface Journal {
    * step decided again while an earlier one may have happened does not.
    */
   declaresRepeat: boolean;
+  /** While the model respells an argument refused by the tool (issue 32): the field, and every spelling it wrote. */
+  respell?: { field: string; tried: string[] };
 }
 
 const WITH_A_HUMAN = new Set(['escalated', 'terminal_failure']);
@@ -118,6 +121,8 @@ export class ScriptedAgent {
   private readonly callCounts = new Map<string, number>();
   private readonly driftIntents = new Set<string>();
   private readonly repeatIntents = new Set<string>();
+  /** Intents whose `redecideRespelled` decision was made (once per intent, across restarts). */
+  private readonly redecided = new Set<string>();
   private crashes = 0;
 
   constructor(
@@ -211,6 +216,8 @@ export class ScriptedAgent {
           journal = { ...this.freshJournal(intent), driftPending: drift, calls: journal.calls };
         }
         this.note(intent.id, 'resume', `${error.how === 'crash' ? 'restarted' : 'picked up by another worker'}; resumes at step ${journal.step}`);
+        // Its checkpoint was taken before the call: the model is asked again (issue 32).
+        if (this.owesRedecision(intent)) this.redecideRespelled(intent, journal, 'resumed from a checkpoint taken before the call');
         if (error.how === 'crash') await sleep(this.profile.restartMs);
       }
     }
@@ -264,6 +271,15 @@ export class ScriptedAgent {
         open = observation;
         if (observation.state !== 'held') ownOpen = observation;
       }
+      // Respelling ends once a spelling is accepted (an answer about an effect); an unanswered call may still be refused.
+      if (observation.kind !== 'error' && !(observation.kind === 'unknown' && !observation.effectId)) journal.respell = undefined;
+      if (this.owesRedecision(intent)) {
+        // The answer never reached the model's checkpoint: asked again, it decides the intent again (issue 32).
+        last = observation;
+        this.redecideRespelled(intent, journal, `its checkpoint predates the answer (${observation.kind})`);
+        await this.think();
+        continue;
+      }
       observation = await ownWord(observation);
       last = observation;
       switch (observation.kind) {
@@ -282,11 +298,20 @@ export class ScriptedAgent {
           this.newStep(intent, journal, 'not done: try again as a new step', true);
           await this.think();
           continue;
-        case 'error':
+        case 'error': {
+          const spelling = !observation.ambiguous && journal.respell ? nextSpelling(observation.text, journal.respell.tried) : undefined;
+          if (spelling !== undefined) {
+            // A refused call did nothing: the model's next try does not count against its decisions (the spellings run out).
+            budget = Math.max(budget, journal.calls + 1);
+            this.respell(intent, journal, spelling);
+            await this.think();
+            continue;
+          }
           if (observation.ambiguous) this.repair(intent, journal, 'retry after an error text');
           else this.newStep(intent, journal, 'refused: fix and try again as a new call', true);
           await this.think();
           continue;
+        }
         case 'unknown': {
           const canDecide = journal.calls < budget;
           if (this.policy.obeysUnknown) {
@@ -313,6 +338,14 @@ export class ScriptedAgent {
               ownOpen = undefined;
               budget = Math.max(budget, journal.calls + 1);
               this.newStep(intent, journal, 'effectd proved it did not happen: try again as a new step', true);
+              continue;
+            }
+            // Waiting ended in a refusal of the respelled amount (a resubmission answered at last): the model reads it as any refusal.
+            const spelling = settled.kind === 'error' && !settled.ambiguous && journal.respell ? nextSpelling(settled.text, journal.respell.tried) : undefined;
+            if (spelling !== undefined) {
+              budget = Math.max(budget, journal.calls + 1);
+              this.respell(intent, journal, spelling);
+              await this.think();
               continue;
             }
             return finish(settled);
@@ -392,6 +425,45 @@ export class ScriptedAgent {
     }
     journal.decided = journal.args;
     this.note(intent.id, 'decide', `${why} (step ${journal.step})`);
+  }
+
+  private owesRedecision(intent: IntentSpec): boolean {
+    return intent.redecideRespelled !== undefined && !this.redecided.has(intent.id);
+  }
+
+  /**
+   * Issue 32: the model decides the intent again — a new step (a new message in its thread), not a
+   * declared repeat — and writes the amount another way ("4900", meaning minor units).
+   */
+  private redecideRespelled(intent: IntentSpec, journal: Journal, why: string): void {
+    const { field, spelling } = intent.redecideRespelled!;
+    this.redecided.add(intent.id);
+    journal.step = `${intent.step}~${journal.nextStepNumber++}`;
+    journal.declaresRepeat = false;
+    journal.steps.push(journal.step);
+    let base = intent.args;
+    let reworded = '';
+    if (journal.driftPending && intent.rephrasings.length > 0 && this.profile.repairOnUnknown === 0) {
+      // param-drift, for a model that decides again instead of repairing (as newStep): the new step rewords a parameter too.
+      journal.driftPending = false;
+      base = this.rng.pick(intent.rephrasings);
+      reworded = `, rewording a parameter${describeArgs(intent.args, base)}`;
+    }
+    journal.args = { ...base, [field]: spelling };
+    journal.decided = journal.args;
+    journal.respell = { field, tried: [spelling] };
+    this.note(intent.id, 'decide', `${why}: the model decides again (a new effect, step ${journal.step}), writing ${field}=${JSON.stringify(spelling)}${reworded}`);
+  }
+
+  /** Refused, the model writes what the refusal states first (src/bench/respelling.ts), as a new call. */
+  private respell(intent: IntentSpec, journal: Journal, spelling: string): void {
+    const respell = journal.respell!;
+    respell.tried.push(spelling);
+    journal.step = `${intent.step}~${journal.nextStepNumber++}`;
+    journal.steps.push(journal.step);
+    journal.args = { ...journal.args, [respell.field]: spelling };
+    journal.decided = journal.args;
+    this.note(intent.id, 'decide', `refused: the model writes what the refusal states first, ${respell.field}=${JSON.stringify(spelling)} (step ${journal.step})`);
   }
 
   private regenerated(intent: IntentSpec, current: Record<string, unknown>): Record<string, unknown> {

@@ -4,6 +4,7 @@
  * of its business identity may exist) and the arguments a model regenerates or rephrases on retry.
  */
 
+import type { FaultName } from './names.js';
 import { SAGA_PLANS, type SagaPlan } from './saga-plans.js';
 import { CodedError } from '../shared/coded-error.js';
 
@@ -41,6 +42,13 @@ export interface IntentSpec {
   repeat?: { reason: string };
   /** Intents that must be done before this one starts (charge, then email the receipt). */
   dependsOn?: string[];
+  /**
+   * Issue 32: the model's checkpoint predates this intent's first answer, so after its first call
+   * (whatever it answered, or when the agent died during it) the model decides the intent again as
+   * a new step, writing `field` as `spelling` (the bare digits "4900"); refused, it writes what the
+   * refusal states first (src/bench/respelling.ts). Once per intent.
+   */
+  redecideRespelled?: { field: string; spelling: string };
 }
 
 export interface Workload {
@@ -54,6 +62,10 @@ export interface Workload {
    * steps as a sequential script; `intents` are then the saga's forward steps, in order.
    */
   saga?: SagaPlan;
+  /** Faults this workload does not run (a fault measured on other workloads that would only repeat them here). */
+  skipsFaults?: readonly FaultName[];
+  /** The intents a fault may hit (default: any): the one whose story the workload tells. */
+  faultTargets?: readonly string[];
 }
 
 const registry = new Map<string, Workload>();
@@ -78,7 +90,7 @@ export function workloadNames(): string[] {
  * `reminder-repeat`, a declared repeat (issue 6); and the two sagas (issue 7). `charge-v2` is
  * `charge` against Stripe's v2 profile (issue 13, item 7), beside it under every fault.
  */
-export const DEFAULT_WORKLOADS = ['charge', 'charge-v2', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify', 'reminder-repeat', 'trip-booking', 'subscription-renewal'] as const;
+export const DEFAULT_WORKLOADS = ['charge', 'charge-v2', 'email-5', 'cloud-create', 'append-line', 'charge-then-email', 'notify', 'reminder-repeat', 'charge-respelled', 'trip-booking', 'subscription-renewal'] as const;
 
 /** Workloads that run one intent against each of Stripe's idempotency profiles, for the v1/v2 table. */
 export const STRIPE_PROFILE_WORKLOADS = { v1: 'charge', v2: 'charge-v2' } as const;
@@ -204,6 +216,24 @@ registerWorkload({
       reminder('reminder-1', 'remind'),
       // The same content again, on purpose: without the declaration the content index would hold it.
       { ...reminder('reminder-2', 'remind-again'), repeat: { reason: 'the second reminder, one week after the first: the same email again on purpose' } },
+    ];
+  },
+});
+
+registerWorkload({
+  name: 'charge-respelled',
+  summary: 'issue 32: charge an invoice 4900 (minor units); after the crash the model decides the charge again as a new step, writing the amount "4900", then — refused — what the refusal states first; then the invoice is charged a second time on purpose (a declared repeat): exactly 2 charges allowed and expected',
+  providers: ['payments'],
+  // Its charge is the charge workload's: the provider's lie about retention is measured there.
+  skipsFaults: ['retention-shorter-than-declared'],
+  // The fault hits the first charge: the crash the model resumes from.
+  faultTargets: ['charge'],
+  intents: (tag) => {
+    const charge = chargeIntent(tag);
+    return [
+      { ...charge, redecideRespelled: { field: 'amount', spelling: '4900' } },
+      // The same invoice, the same amount, again on purpose: without the declaration the target (an invoice is paid once) would hold it.
+      { ...charge, id: 'charge-again', step: 'charge-again', dependsOn: ['charge'], repeat: { reason: 'the customer asked for a second charge of this invoice' } },
     ];
   },
 });

@@ -167,7 +167,7 @@ export const benchCommand: CommandSpec = {
     if (silent.length > 0) out(`\n${silent.length} faulted cell(s) where the fault never fired (they prove nothing):\n${silent.map((c) => `  ${c.workload} × ${c.fault} × ${c.policy}`).join('\n')}`);
     if (failures.length > 0) {
       const stalled = (c: CellResult) => ((c.benchStallMs ?? 0) > STALL_LIMIT_MS ? `  (the benchmark's own process stalled ${c.benchStallMs} ms during this cell: its simulated providers could not keep their contracts' timing)` : '');
-      out(`\nFAIL: effectd produced duplicates, missing effects, false deduplication or a saga left wrong in ${failures.length} cell(s):\n${failures.map((c) => `  ${cellLine(c)}${stalled(c)}`).join('\n')}`);
+      out(`\nFAIL: effectd produced duplicates, missing effects, false deduplication, an undetected late arrival or a saga left wrong in ${failures.length} cell(s):\n${failures.map((c) => `  ${cellLine(c)}${stalled(c)}`).join('\n')}`);
       return 1;
     }
     if (broken.length > 0 || silent.length > 0) return 1;
@@ -176,6 +176,9 @@ export const benchCommand: CommandSpec = {
       // Duplicates a provider caused by breaking its contract, each detected by effectd (undetected ones failed above): said, never hidden.
       const providers = cells.filter((c) => isEffectd(c.policy) && c.duplicates > 0);
       const count = providers.reduce((s, c) => s + c.duplicates, 0);
+      // Requests that reached the provider after effectd proved them absent: each must have been found and queued (an undetected one failed above).
+      const late = cells.filter((c) => isEffectd(c.policy)).reduce((s, c) => s + (c.lateDetected ?? 0), 0);
+      if (late > 0) out(`\nLate arrivals: ${late} request(s) reached the provider after effectd had proven them absent; each was found by the audit of that proof, recorded (LateArrivalDetected) and queued for an operator with its undo.`);
       if (count === 0) out(`\nOK: effectd had no duplicate, no missing effect and no false deduplication in any cell${sagaChecks}.`);
       else out(`\nOK: effectd had no missing effect and no false deduplication in any cell${sagaChecks}, and no duplicate it could prevent: ${count} duplicate${count === 1 ? '' : 's'}, caused by the provider's retention (${CONTRACT_BREAKING_FAULTS.filter((f) => providers.some((c) => c.fault === f)).join(', ')}: the provider forgot keys sooner than its contract says), ${count === 1 ? 'detected' : 'each detected'} and queued for an operator with its compensation, in ${providers.length} cell${providers.length === 1 ? '' : 's'}: ${providers.map((c) => `${c.workload} × ${c.fault} × ${c.policy}`).join(', ')}.`);
     }

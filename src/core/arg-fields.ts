@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { writtenAs } from './json-number-literals.js';
-import { AMOUNT_FORMS, parseMinorUnits, writtenNumberReason } from './money.js';
+import { AMOUNT_FORMS_PLAIN, parseMinorUnits, writtenNumberReason } from './money.js';
 
 /**
  * The vocabulary a tool uses to declare its arguments (in code or in a JSON config file).
@@ -53,7 +53,7 @@ function fieldSchema(name: string, spec: ArgFieldSpec): z.ZodType {
       // Any value gets through to the object level, where it is resolved against the currency
       // field and refused with what is really wrong (parseMinorUnits), never "is required".
       const amount = z.unknown();
-      return spec.optional ? amount.optional() : amount.refine((v) => v !== undefined, `${name} is required: ${AMOUNT_FORMS}`);
+      return spec.optional ? amount.optional() : amount.refine((v) => v !== undefined, `${name} is required: ${AMOUNT_FORMS_PLAIN}`);
     }
     case 'integer': {
       let inner = z.number().int();

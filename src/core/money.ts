@@ -52,7 +52,7 @@ export function parseMinorUnits(input: unknown, fallbackCurrency: string | undef
   const fallback = (fallbackCurrency ?? 'usd').toLowerCase();
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) {
-      return { ok: false, reason: `the amount is out of range (a JSON number that large reads as ${input}); send ${AMOUNT_FORMS}` };
+      return { ok: false, reason: `the amount is out of range (a JSON number that large reads as ${input}); send ${AMOUNT_FORMS_PLAIN}` };
     }
     if (!Number.isInteger(input)) {
       const exponent = minorUnitExponent(fallback);
@@ -66,10 +66,10 @@ export function parseMinorUnits(input: unknown, fallbackCurrency: string | undef
     return { ok: true, minor: input };
   }
   if (typeof input !== 'string') {
-    return { ok: false, reason: `the amount must be ${AMOUNT_FORMS}, not ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : `a ${typeof input}`}` };
+    return { ok: false, reason: `the amount must be ${AMOUNT_FORMS_PLAIN}, not ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : `a ${typeof input}`}` };
   }
   const match = MONEY_TEXT.exec(input.trim());
-  if (!match) return { ok: false, reason: `"${input}" is not an amount: send ${AMOUNT_FORMS}` };
+  if (!match) return { ok: false, reason: `"${input}" is not an amount: send ${AMOUNT_FORMS_PLAIN}` };
   const [, prefixCurrency, whole, fraction, suffixCurrency] = match;
   if (prefixCurrency && suffixCurrency) return { ok: false, reason: `"${input}" names a currency twice` };
   const currency = (prefixCurrency ?? suffixCurrency)?.toLowerCase();
@@ -79,7 +79,8 @@ export function parseMinorUnits(input: unknown, fallbackCurrency: string | undef
     // Two readings a hundredfold (or more) apart: both are stated as values, neither is offered to copy.
     const asMajor = readingText(Number(whole) * 10 ** exponent, scale);
     const asMinor = readingText(Number(whole), scale);
-    const readings = exponent === 0 ? `it reads as ${asMajor}, but a string amount is accepted only with a decimal point or a currency code` : `it reads as ${asMajor} or as ${asMinor} (${Number(whole)} minor units), and nothing is sent on a guess`;
+    // The smaller reading first: a model that copies the first value it sees then under-charges, never charges a hundredfold.
+    const readings = exponent === 0 ? `it reads as ${asMajor}, but a string amount is accepted only with a decimal point or a currency code` : `it reads as ${asMinor} (${Number(whole)} minor units) or as ${asMajor}, and nothing is sent on a guess`;
     return { ok: false, reason: `"${input}" is ambiguous: ${readings}. Send the amount meant as ${AMOUNT_FORMS_PLAIN}` };
   }
   if (fraction !== undefined && fraction.length > exponent) {

@@ -84,8 +84,8 @@ export type Step =
   | { kind: 'claim'; declare: boolean }
   /** Declare the effect held behind another: never sent unless released. */
   | ({ kind: 'hold' } & Hold)
-  /** Let a held effect go (then decide again). */
-  | { kind: 'release'; why: string }
+  /** Let a held effect go (then decide again): by effectd (what it waited on did not happen), the agent (a declared repeat) or an operator. */
+  | { kind: 'release'; why: string; by: 'effectd' | 'agent' | 'operator' }
   | { kind: 'lookup' }
   /** A same-key resend: the provider dedupes the key and the contract allows another. */
   | { kind: 'resend' }
@@ -201,7 +201,7 @@ function sameIntent(effect: EffectState, submission: Submission): boolean {
  */
 function heldStep(effect: EffectState, workflow: WorkflowState, now: number, lookaside: Lookaside, repeat: boolean): Step {
   const by = effect.heldBy!;
-  if (repeat) return { kind: 'release', why: 'the agent declared it a repeat' };
+  if (repeat) return { kind: 'release', why: 'the agent declared it a repeat', by: 'agent' };
   let holder: EffectState | undefined;
   if (by.workflowId) {
     holder = lookaside.holders?.get(by.effectId);
@@ -209,7 +209,7 @@ function heldStep(effect: EffectState, workflow: WorkflowState, now: number, loo
   } else holder = workflow.effects.get(by.effectId);
   const provenAbsent = !holder || lifecycleOf(effectStatus(holder, now)).agent === 'not_done';
   if (!provenAbsent) return { kind: 'answer', as: 'held', holder };
-  return { kind: 'release', why: `step ${by.step}${by.basis === 'target' ? ' on the same target' : ' with the same content'} did not happen${holder ? ` (${effectStatus(holder, now)})` : ''}` };
+  return { kind: 'release', by: 'effectd', why: `step ${by.step}${by.basis === 'target' ? ' on the same target' : ' with the same content'} did not happen${holder ? ` (${effectStatus(holder, now)})` : ''}` };
 }
 
 /**
@@ -318,7 +318,7 @@ function operatorStep({ effect, now }: StepInput, action: 'release' | 'resolve')
   const status = effectStatus(effect, now);
   const row = lifecycleOf(status);
   if (action === 'release') {
-    return row.releasable ? { kind: 'release', why: 'released by an operator' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}, not held`, details: { effectId: effect.effectId, status } };
+    return row.releasable ? { kind: 'release', why: 'released by an operator', by: 'operator' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}, not held`, details: { effectId: effect.effectId, status } };
   }
   return row.resolvable ? { kind: 'resolve' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}: only an escalated, terminal or unknown effect can be resolved`, details: { effectId: effect.effectId, status } };
 }

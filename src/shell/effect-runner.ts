@@ -135,7 +135,8 @@ export class EffectRunner {
         };
       }
       case 'release':
-        return { append: [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: 'effectd', reason: step.why }], answer: () => ({ kind: 'again' }) };
+        // A declared repeat is the agent's act, recorded as the credential that sent it.
+        return { append: [{ type: 'EffectReleased', v: 1, at: core.now(), effectId: effect.effectId, releasedBy: step.by === 'agent' ? effect.declaration.principal : 'effectd', reason: step.why }], answer: () => ({ kind: 'again' }) };
       case 'lookup':
       case 'resend':
       case 'read':

@@ -62,7 +62,7 @@ describe('inputs answered for what they are', () => {
   describe('amounts (item 6): one meaning, or refused with the accepted forms', () => {
     it('a string of bare digits is ambiguous: refused, showing both readings', async () => {
       const id = fresh();
-      const answer = await refused(effect(commandText(id, '{"invoiceId":"INV-A1","amount":"49"}')), 400, /args\.amount: "49" is ambiguous: it reads as 49\.00 USD or as 0\.49 USD \(49 minor units\), and nothing is sent on a guess/, ['args.amount'], id);
+      const answer = await refused(effect(commandText(id, '{"invoiceId":"INV-A1","amount":"49"}')), 400, /args\.amount: "49" is ambiguous: it reads as 0\.49 USD \(49 minor units\) or as 49\.00 USD, and nothing is sent on a guess/, ['args.amount'], id);
       expect(answer.body.error).toBe('invalid_command');
     });
 
@@ -187,7 +187,7 @@ describe('inputs answered for what they are', () => {
     it('amount 1e309, true or {} is not "required": it says why the value is no amount', async () => {
       const cases: [string, RegExp][] = [
         ['1e309', /args\.amount: the amount is out of range \(a JSON number that large reads as Infinity\)/],
-        ['true', /args\.amount: the amount must be a JSON integer of minor units .* not a boolean/],
+        ['true', /args\.amount: the amount must be a JSON integer of minor units.* not a boolean/],
         ['{}', /args\.amount: the amount must be .* not an object/],
         ['null', /args\.amount: the amount must be .* not null/],
       ];

@@ -169,7 +169,7 @@ describe('resends, holds and poisoned keys on a real local provider (issue 13, i
       expect(sent.body.message).toBe(`done: payments.charge for invoice ${invoiceId} happened (receipt ${sent.body.receipt}).`);
       expect(sent.body.receipt).not.toBe(step1.receipt);
       const released = (await timeline(gw, workflowId)).find((e) => e.type === 'EffectReleased')!.event;
-      expect(released).toMatchObject({ effectId: held.body.effectId, releasedBy: 'effectd' });
+      expect(released).toMatchObject({ effectId: held.body.effectId, releasedBy: 'default-agent' });
       expect(released.reason).toMatch(/declared it a repeat/);
       expect((await charges(sim, invoiceId)).map((c) => c.amount).sort()).toEqual([4900, 5000]);
     });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FAULTS, undetectedDuplicates } from '../../src/bench/names.js';
 import { latencySummary, scoreCell, scoreIdentity, type IdentityEvidence, type IntentEvidence } from '../../src/bench/scoring.js';
 
 const intent = (overrides: Partial<IntentEvidence> = {}): IntentEvidence => ({
@@ -57,6 +58,25 @@ describe('benchmark scoring (pure)', () => {
       intent({ intentId: 'email-5', identity: 'e', receipt: 'em_x' }),
     ], (id) => worlds[id]!);
     expect(cell).toEqual({ declared: 5, duplicates: 1, missing: 1, falseDedup: 0, unresolved: 1, wrongReceipt: 1 });
+  });
+
+  it('extra records the system detected as late arrivals and queued are not duplicates; an undetected one is', () => {
+    // late-delivery: the first request landed after the proof of absence, the new step did it again.
+    expect(scoreIdentity([intent({ receipt: 'ch_2' })], { ...world(2), lateQueued: 1 })).toEqual({ declared: 1, ...zero });
+    expect(scoreIdentity([intent({ receipt: 'ch_2' })], { ...world(2), lateQueued: 0 }).duplicates).toBe(1);
+    expect(scoreIdentity([intent({ receipt: 'ch_3' })], { ...world(3), lateQueued: 1 }).duplicates).toBe(1);
+    // A late arrival that is the only object (nobody did it again) excuses nothing and is not missing.
+    expect(scoreIdentity([intent({ receipt: 'ch_1' })], { ...world(1), lateQueued: 1 })).toEqual({ declared: 1, ...zero });
+  });
+
+  it('the gate counts an undetected late arrival like an undetected duplicate (names.ts: undetectedDuplicates)', () => {
+    expect(undetectedDuplicates({ fault: 'late-delivery', duplicates: 0, detectedDuplicates: 0, lateUndetected: 0 })).toBe(0);
+    expect(undetectedDuplicates({ fault: 'late-delivery', duplicates: 0, detectedDuplicates: 0, lateUndetected: 1 })).toBe(1);
+    expect(undetectedDuplicates({ fault: 'late-delivery', duplicates: 1, detectedDuplicates: 0, lateUndetected: 1 })).toBe(2);
+    // Unchanged elsewhere: a provider's broken retention excuses only detected duplicates; any other fault none.
+    expect(undetectedDuplicates({ fault: 'retention-shorter-than-declared', duplicates: 1, detectedDuplicates: 1 })).toBe(0);
+    expect(undetectedDuplicates({ fault: 'after-mutation', duplicates: 1, detectedDuplicates: 1 })).toBe(1);
+    expect(FAULTS).toContain('late-delivery');
   });
 
   it('latency percentiles are nearest-rank over the agent-visible calls', () => {

@@ -23,9 +23,9 @@ describe('parseMinorUnits: what an amount means', () => {
 
   it('a string of bare digits is refused, with both readings and the accepted forms', () => {
     // Both readings as values, neither offered to write (test/unit/refusal-hints.unit.spec.ts feeds every spelling back).
-    expect(ok('49')).toEqual({ ok: false, reason: '"49" is ambiguous: it reads as 49.00 USD or as 0.49 USD (49 minor units), and nothing is sent on a guess. Send the amount meant as a JSON integer of minor units, or a string with a decimal point or a currency code' });
+    expect(ok('49')).toEqual({ ok: false, reason: '"49" is ambiguous: it reads as 0.49 USD (49 minor units) or as 49.00 USD, and nothing is sent on a guess. Send the amount meant as a JSON integer of minor units, or a string with a decimal point or a currency code' });
     expect(ok('4900', 'jpy')).toMatchObject({ ok: false, reason: expect.stringMatching(/^"4900" is ambiguous: it reads as 4,900 JPY, but a string amount is accepted only with a decimal point or a currency code/) });
-    expect(ok(' 7 ', 'kwd')).toMatchObject({ ok: false, reason: expect.stringMatching(/reads as 7\.000 KWD or as 0\.007 KWD/) });
+    expect(ok(' 7 ', 'kwd')).toMatchObject({ ok: false, reason: expect.stringMatching(/reads as 0\.007 KWD \(7 minor units\) or as 7\.000 KWD/) });
   });
 
   it('a fractional JSON number is refused: JSON numbers are minor units', () => {

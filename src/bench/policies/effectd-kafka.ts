@@ -66,7 +66,7 @@ export function observation(answer: EffectAnswer): Observation {
       return { kind: 'not_done', text: answer.message };
     case 'unknown': {
       // A held step whose match is with a human is, for the agent, with a human too.
-      const matched = answer.state === 'held' ? /which is (\w+)/.exec(answer.reason ?? '')?.[1] : undefined;
+      const matched = answer.state === 'held' ? /(?:which is|on the same target is) (\w+)/.exec(answer.reason ?? '')?.[1] : undefined;
       const state = matched !== undefined && WITH_A_HUMAN.has(matched) ? matched : answer.state;
       return { kind: 'unknown', text: answer.message, ...(answer.effectId ? { effectId: answer.effectId } : {}), ...(state ? { state } : {}) };
     }

@@ -94,7 +94,8 @@ export class EffectdPolicy implements Policy {
       const body = result.body as OutcomeBody;
       if (SETTLED.has(body.state ?? '') || last.kind === 'done' || last.kind === 'not_done') return last;
       if (body.state === 'held') {
-        const matched = /which is (\w+)/.exec(body.reason ?? '')?.[1];
+        // "same content as step N, which is X" / "step N on the same target is X" (agent-outcome.ts).
+        const matched = /(?:which is|on the same target is) (\w+)/.exec(body.reason ?? '')?.[1];
         if (matched !== undefined && WITH_A_HUMAN.has(matched)) return { kind: 'unknown', text: last.text, effectId: observation.effectId, state: matched };
         if (matched === 'failed_before_effect') {
           last = await this.call(call);

@@ -137,7 +137,7 @@ export function observeEffectd(result: CallToolResult): Observation {
     case 'not_done':
       return { kind: 'not_done', text: message };
     case 'unknown': {
-      const matched = body.state === 'held' ? /which is (\w+)/.exec(body.reason ?? '')?.[1] : undefined;
+      const matched = body.state === 'held' ? /(?:which is|on the same target is) (\w+)/.exec(body.reason ?? '')?.[1] : undefined;
       const state = matched !== undefined && WITH_A_HUMAN.has(matched) ? matched : body.state;
       return { kind: 'unknown', text: message, ...(body.effectId ? { effectId: body.effectId } : {}), ...(state ? { state } : {}) };
     }
