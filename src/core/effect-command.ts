@@ -35,7 +35,7 @@ function positionField(name: string, example: string, required: string) {
 }
 
 /** The one definition of a workflowId, for every path that takes one (body or URL, every ingress). */
-export const workflowIdField = identifierField('workflowId', 256, 'workflowId is required: it comes from the harness, one per agent run');
+export const workflowIdField = identifierField('workflowId', 256, 'workflowId is required: it comes from the harness, one per task (the thread or conversation id its checkpointer keeps across resumes, not a run or process id made at start)');
 export const stepField = positionField('step', 'e.g. 3 or "charge"', 'step is required: the position of this effect in the workflow plan (e.g. 3 or "charge")');
 export const slotField = positionField('slot', 'e.g. 0 or "alice@example.com"', 'slot is required');
 export const tenantField = identifierField('tenant', 128);

@@ -47,7 +47,7 @@ const identitySchema = z.object({
 });
 
 /** What the harness must send, said once for every refusal. */
-export const IDENTITY_HELP = `the harness sets it in params._meta of tools/call: {"${META.workflowId}": "<one id per agent run>", "${META.step}": "<this call's position in the plan, e.g. 3 or \\"charge\\">"}, optionally "${META.slot}" (one of many effects of one step) and "${META.repeat}": "<why>" for an intended repeat. Keep the same values when you re-issue the call (a new JSON-RPC id is fine): that is how effectd knows it is the same effect. Never take them from the model or from the JSON-RPC id.`;
+export const IDENTITY_HELP = `the harness sets it in params._meta of tools/call: {"${META.workflowId}": "<one id per task: the thread id kept across resumes>", "${META.step}": "<this call's position in the plan, e.g. 3 or \\"charge\\">"}, optionally "${META.slot}" (one of many effects of one step) and "${META.repeat}": "<why>" for an intended repeat. Keep the same values when you re-issue the call (a new JSON-RPC id is fine): that is how effectd knows it is the same effect. Never take them from the model or from the JSON-RPC id.`;
 
 /**
  * An operator-enabled identity for plain clients that cannot set `_meta` (`--mcp-identity-fallback`,

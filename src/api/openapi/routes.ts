@@ -69,7 +69,7 @@ const jsonRpcRequest = z.object({
 const JsonRpcResponse = named('JsonRpcResponse', z.looseObject({ jsonrpc: z.literal('2.0') }));
 
 const tenantQuery = z.object({ tenant: tenantField.optional().meta({ description: 'Another tenant to act for (operators with `*` only); the caller\'s own when absent.' }) });
-const workflowIdParam = { workflowId: { schema: workflowIdField, description: 'The workflow (one agent run), as the harness named it.', example: EXAMPLE_WORKFLOW } };
+const workflowIdParam = { workflowId: { schema: workflowIdField, description: 'The workflow (one task: the thread id the harness keeps across resumes), as the harness named it.', example: EXAMPLE_WORKFLOW } };
 const effectIdParam = { effectId: { schema: z.string(), description: 'The effect\'s id, as an outcome gave it.' } };
 
 /** Where an effect's outcome leads: the effect, what an operator may do with it, and its workflow. */

@@ -40,7 +40,8 @@ export type EffectCommand = Message<"effectd.v1.EffectCommand"> & {
   tenant: string;
 
   /**
-   * One per agent run; comes from the harness, never from the model. Required.
+   * One per task: the thread or conversation id the harness keeps across resumes (not a run or
+   * process id made at start; docs/identity.md); never from the model. Required.
    *
    * @generated from field: string workflow_id = 2;
    */
