@@ -180,8 +180,11 @@ export const toolContractSpec = z.object({
 
 export type ToolContractSpec = z.infer<typeof toolContractSpec>;
 
+/** A provider's URL: http or https only (a file:, gopher: or ftp: URL would fail at every dispatch after a claim was recorded). */
+const providerUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL (e.g. https://api.example.com)' });
+
 export const httpProviderSpec = z.object({
-  baseUrl: z.url(),
+  baseUrl: providerUrl,
   headers: z.record(z.string(), z.string()).default({}),
   /** Values templates can name as `{provider.x}` (account id, default region…). */
   values: z.record(z.string(), z.string()).default({}),
@@ -192,7 +195,7 @@ export type HttpProviderSpec = z.infer<typeof httpProviderSpec>;
 export const mcpProviderSpec = z.object({
   mcp: z.union([
     z.object({
-      url: z.url(),
+      url: providerUrl,
       /** Sent with every request (e.g. the upstream's Authorization). */
       headers: z.record(z.string(), z.string()).default({}),
     }).strict(),

@@ -79,7 +79,31 @@ function withDefault<T>(schema: z.ZodType<T>, fallback: T | undefined, optional:
 }
 
 /** Builds the canonicalizing schema of a tool's arguments from its declared fields. */
-export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
+/**
+ * Why a value cannot fill one URL path segment, or undefined when it can. Placeholders are
+ * percent-encoded, which leaves dots: the URL parser then removes `.` and `..` segments, so such an
+ * argument would retarget the request on the same provider (`/accounts/{id}/charges` → `/charges`).
+ * Their percent-encoded forms are refused too (a provider or proxy may decode once more).
+ */
+export function pathSegmentProblem(value: unknown): string | undefined {
+  let text = value === undefined || value === null ? '' : String(value);
+  for (let i = 0; i < 3; i++) {
+    if (text === '') return 'is empty, and it fills a segment of the request\'s URL path';
+    if (text === '.' || text === '..') return `is "${String(value)}", a dot segment the URL would resolve away (it fills one segment of the request's URL path)`;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(text);
+    } catch {
+      return undefined;
+    }
+    if (decoded === text) return undefined;
+    text = decoded;
+  }
+  return undefined;
+}
+
+/** `pathArgs`: the arguments that fill a segment of a request's URL path (refused empty, `.` or `..`). */
+export function argsSchema(fields: ArgFieldsSpec, pathArgs: readonly string[] = []): z.ZodType<CanonicalArgs> {
   const shape: Record<string, z.ZodType> = {};
   for (const [name, spec] of Object.entries(fields)) shape[name] = fieldSchema(name, spec);
   const moneyFields = Object.entries(fields).filter(([, spec]) => spec.type === 'money') as [string, Extract<ArgFieldSpec, { type: 'money' }>][];
@@ -88,6 +112,11 @@ export function argsSchema(fields: ArgFieldsSpec): z.ZodType<CanonicalArgs> {
     .strict()
     .transform((args, ctx) => {
       const out: CanonicalArgs = { ...args };
+      // An argument fills exactly one path segment: never empty, never a dot segment.
+      for (const name of pathArgs) {
+        const problem = pathSegmentProblem(args[name]);
+        if (problem) ctx.addIssue({ code: 'custom', path: [name], message: `${name} ${problem}` });
+      }
       for (const [name, spec] of moneyFields) {
         const raw = args[name];
         if (raw === undefined) continue;

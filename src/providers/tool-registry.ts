@@ -52,7 +52,7 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
     name: spec.name,
     spec,
     provider,
-    schema: argsSchema(spec.args),
+    schema: argsSchema(spec.args, pathArgsOf(spec)),
     classification: {
       receiptPath: spec.mcp ? spec.mcp.receiptPath : spec.receiptPath, replayHeader: spec.replayHeader, overrides: spec.classify,
       storedFailures: spec.idempotency.kind === 'none' ? 'replayed' : spec.idempotency.storedFailures,
@@ -66,6 +66,13 @@ function compile(spec: ToolContractSpec, provider: ProviderSpec & { name: string
       return scope;
     },
   };
+}
+
+/** The arguments that fill a segment of the request's or the lookup's URL path. */
+function pathArgsOf(spec: ToolContractSpec): string[] {
+  const paths = [spec.request?.path, spec.lookup.by !== 'none' ? spec.lookup.path : undefined].filter((p): p is string => p !== undefined);
+  // Only the path itself: a placeholder in the query string fills a parameter, not a segment.
+  return [...new Set(paths.flatMap((p) => placeholders(p.split('?')[0])).filter((n) => n.startsWith('args.')).map((n) => n.slice('args.'.length).split('.')[0]!))];
 }
 
 /** What the contract says about reconciling and holding its effects. */
