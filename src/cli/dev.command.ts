@@ -1,3 +1,4 @@
+import { refuseInspectorSignal } from './signals.js';
 import { join, resolve } from 'node:path';
 import { startHttpServer, type HttpServer } from '../api/http-server.js';
 import { spawnSimulator, type SimulatorProcess } from '../harness/simulator-process.js';
@@ -41,6 +42,7 @@ export const devCommand: CommandSpec = {
     const drainMs = drainTimeoutMs();
     const logger = createLogger({ fd: 1, env: process.env });
     const drain = new Drain(drainMs, logger);
+    refuseInspectorSignal((line) => logger.warn(line));
     const tracing = startTracing(process.env, (line) => logger.warn(line));
     const simulators = await startSimulators(logger);
     let runtime: EffectdRuntime | undefined;

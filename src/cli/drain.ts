@@ -25,8 +25,10 @@ export function drainTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /**
- * SIGTERM and SIGINT drain the service; a second one while draining exits at once with code 1.
- * Only these two are handled: every other signal keeps its default or its other listener.
+ * SIGTERM, SIGINT and SIGUSR2 drain the service; a second one while draining exits at once with
+ * code 1. (SIGUSR2 would otherwise kill the process without draining: it drains like SIGTERM.)
+ * SIGHUP reloads the credentials (start.command.ts), SIGUSR1 is ignored (signals.ts); every other
+ * signal keeps its default.
  * Listens from construction, so a signal during startup drains as soon as startup is done.
  */
 export class Drain {
@@ -52,6 +54,7 @@ export class Drain {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    process.on('SIGUSR2', onSignal);
   }
 
   /** Starts the drain as a signal would (e.g. asked by the primary of `start --workers`); once draining, asking again changes nothing. */

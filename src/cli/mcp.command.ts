@@ -1,3 +1,4 @@
+import { refuseInspectorSignal } from './signals.js';
 import { resolve } from 'node:path';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { callerOf, type Caller } from '../gateway/caller.js';
@@ -72,6 +73,7 @@ async function forward(url: string, token: string | undefined): Promise<number> 
 }
 
 function stdinClosed(): Promise<void> {
+  refuseInspectorSignal((line) => console.error(line));
   return new Promise<void>((done) => {
     process.stdin.once('end', done);
     process.stdin.once('close', done);

@@ -1,3 +1,4 @@
+import { refuseInspectorSignal } from './signals.js';
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
 import { createLogger, type Logger } from '../logging/logger.js';
@@ -65,6 +66,7 @@ export const startCommand: CommandSpec = {
     const worker = workerNumber();
     const logger = worker === undefined ? createLogger({ fd: 1, env: process.env }) : createLogger({ fd: 1, env: process.env }).child({ worker });
     const drain = new Drain(drainMs, logger);
+    refuseInspectorSignal((line) => logger.warn({ event: 'SignalIgnored', signal: 'SIGUSR1' }, line));
     onDrainRequest((signal) => drain.request(signal));
     // Traces only when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp); a bad value stops the start.
     const tracing = startTracing(process.env, (line) => logger.warn(line));

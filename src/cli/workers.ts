@@ -1,3 +1,4 @@
+import { refuseInspectorSignal } from './signals.js';
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -163,6 +164,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   };
   process.on('SIGTERM', drainAll);
   process.on('SIGINT', drainAll);
+  process.on('SIGUSR2', drainAll);
+  refuseInspectorSignal((line) => logger.warn({ event: 'SignalIgnored', signal: 'SIGUSR1' }, line));
   process.on('SIGHUP', () => {
     logger.info({ event: 'ReloadForwarded', workers: slots.size }, `effectd: SIGHUP: every worker reloads ${credentials.file}`);
     for (const { worker } of slots.values()) worker.process.kill('SIGHUP');

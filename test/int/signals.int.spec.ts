@@ -148,9 +148,22 @@ describe('effectd start under signals', () => {
     await answer;
   }, 60_000);
 
-  it('SIGUSR2 is not handled by effectd: the default applies and the process ends rather than living on with its port closed', async () => {
+  it('SIGUSR2 drains like SIGTERM (before: the default killed the process without draining)', async () => {
     const effectd = track(await start(tempDir()));
     effectd.child.kill('SIGUSR2');
-    expect(await effectd.exited).toEqual({ code: null, signal: 'SIGUSR2' });
+    expect(await effectd.exited).toEqual({ code: 0, signal: null });
+    expect(effectd.output()).toMatch(/SIGUSR2: draining/);
+  }, 30_000);
+
+  it('SIGUSR1 opens no inspector (before: Node listened on 127.0.0.1:9229 for the life of the process); effectd says so and keeps serving', async () => {
+    const inspector = 'http://127.0.0.1:9229';
+    const before = await tryConnect(inspector);
+    const effectd = track(await start(tempDir()));
+    effectd.child.kill('SIGUSR1');
+    await logged(effectd, /SIGUSR1 ignored: effectd never opens the Node inspector on a signal/);
+    // (Only meaningful when nothing else listened there before.)
+    if (before === 'refused') expect(await tryConnect(inspector)).toBe('refused');
+    expect(alive(effectd)).toBe(true);
+    expect((await getJson(`${effectd.url}/healthz`)).status).toBe(200);
   }, 30_000);
 });
