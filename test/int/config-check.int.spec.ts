@@ -65,7 +65,7 @@ describe('effectd config check', () => {
   it('exits 1 with each error at its tool, saga and field', () => {
     const file = write('broken.mjs', `import { defineConfig, z } from 'effectd';${TOOLS}
 export default defineConfig({
-  providers: { warehouse: { baseUrl: 'not a url' } },
+  providers: { warehouse: { baseUrl: 'file:///etc/passwd' } },
   tools: [{ ...reserve, idempotency: { kind: 'header', retentionMs: 'a day' } }, release],
   sagas: [{ name: 'reserve-only', input: z.object({}), steps: [{ name: 'reserve', tool: 'warehouse.reserve', reversibility: 'compensable', compensation: undo, args: { orderId: 'x' } }] }],
 });
@@ -74,7 +74,8 @@ export default defineConfig({
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toContain('effectd config check: broken.mjs is not valid:');
-    expect(stderr).toMatch(/field "providers\.warehouse\.baseUrl": Invalid URL/);
+    // A file:, gopher: or ftp: URL passed before (and failed every dispatch after its claim was recorded): only http(s).
+    expect(stderr).toMatch(/field "providers\.warehouse\.baseUrl": must be an http:\/\/ or https:\/\/ URL/);
     expect(stderr).toMatch(/tool "warehouse\.reserve", field "idempotency\.retentionMs": Invalid input: expected number, received string/);
     expect(stderr).toMatch(/saga "reserve-only", field "steps\.0\.args": args must be a function \(input, receipts\) =>/);
   });
