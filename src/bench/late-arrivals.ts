@@ -1,3 +1,4 @@
+import { IN_PROGRESS_STATUSES } from '../core/effect-lifecycle.js';
 import { sleep } from './bench-http.js';
 import type { ProviderRecord } from './ground-truth.js';
 import type { LateDelivery } from './provider-proxy.js';
@@ -87,14 +88,17 @@ export function judgeLateArrivals(
   return score;
 }
 
+/** effectd itself still moves it (the lifecycle table's inProgress); settled for good or with a human, waiting longer changes nothing. */
+function stillMoving(state: string | undefined): boolean {
+  return state === undefined || (IN_PROGRESS_STATUSES as ReadonlySet<string>).has(state);
+}
+
 interface TimelineEntry {
   type: string;
   effectId?: string;
   event?: { verdict?: string };
 }
 
-/** Settled for good, or with a human: waiting longer does not change what effectd says. */
-const RESTING = new Set(['committed', 'failed_before_effect', 'escalated', 'terminal_failure']);
 
 /**
  * What effectd says about the effects late requests belong to, after its absence audits had time to
@@ -115,7 +119,7 @@ export async function readLateArrivals(
     const timeline = workflow?.timeline ?? [];
     const provenAbsent = new Set(timeline.filter((t) => t.type === 'ReconciliationChecked' && t.event?.verdict === 'not_committed').map((t) => t.effectId!));
     const audited = new Set(timeline.filter((t) => t.type === 'AbsenceAudited' || t.type === 'LateArrivalDetected').map((t) => t.effectId));
-    const open = new Set((workflow?.effects ?? []).filter((e) => refs.includes(e.effectId) && !RESTING.has(e.state ?? '')).map((e) => e.effectId));
+    const open = new Set((workflow?.effects ?? []).filter((e) => refs.includes(e.effectId) && stillMoving(e.state)).map((e) => e.effectId));
     const due = [...provenAbsent].filter((id) => !audited.has(id)).concat([...open].filter((id) => !provenAbsent.has(id)));
     if ((!workflow || due.length > 0) && Date.now() < until) {
       await sleep(100);

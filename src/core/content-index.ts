@@ -16,9 +16,6 @@ export function contentKeyOf(tool: string, target: string, args: CanonicalArgs, 
   return `content-${sha256Hex(canonicalJson({ tool, target, fields: picked })).slice(0, 32)}`;
 }
 
-/** A matching effect holds a new one back when it happened, or may have (the lifecycle table's holdsContent). */
-const HOLDING = CONTENT_HOLDING_STATUSES;
-
 /**
  * The effect of the same content that holds a new step back, preferring one that is done.
  * A declared repeat never matches (the caller skips the check), and neither does an effect that
@@ -30,28 +27,19 @@ export function findContentMatch(effects: Iterable<EffectState>, contentKey: str
     if (effect.effectId === excludeEffectId || effect.declared.contentKey !== contentKey) continue;
     const status = effectStatus(effect, now);
     if (status === 'committed') return effect;
-    if (HOLDING.has(status)) open ??= effect;
+    // It happened, or may have (the lifecycle table's holdsContent).
+    if (CONTENT_HOLDING_STATUSES.has(status)) open ??= effect;
   }
   return open;
 }
 
-export function holdsBack(effect: EffectState, now: number): boolean {
-  return HOLDING.has(effectStatus(effect, now));
-}
-
 /**
- * While an effect on a tool + target may have happened and is not settled (the lifecycle table's
- * holdsTarget), "do not start another X for Y" is the rule: a new effect on the same target waits,
- * whatever its arguments (a model's "repair" with another amount).
+ * The first effect (other than `excludeEffectId`) whose status is one of `holding`. By default the
+ * lifecycle table's holdsTarget: while an effect on a tool + target may have happened and is not
+ * settled, "do not start another X for Y" — a new effect on the same target waits, whatever its
+ * arguments (a model's "repair" with another amount).
  */
-const TARGET_HOLDING = TARGET_HOLDING_STATUSES;
-
-/** The first effect (other than `excludeEffectId`) whose status is one of `holding`. */
-export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number, holding: ReadonlySet<string> = TARGET_HOLDING): EffectState | undefined {
+export function findTargetHold(effects: Iterable<EffectState>, excludeEffectId: string, now: number, holding: ReadonlySet<string> = TARGET_HOLDING_STATUSES): EffectState | undefined {
   for (const effect of effects) if (effect.effectId !== excludeEffectId && holding.has(effectStatus(effect, now))) return effect;
   return undefined;
-}
-
-export function holdsTarget(effect: EffectState, now: number): boolean {
-  return TARGET_HOLDING.has(effectStatus(effect, now));
 }

@@ -51,8 +51,8 @@ export interface Progress {
 export interface Lookaside {
   /** The tenant content window's match for a new effect (null: looked, nothing matched). */
   tenantMatch?: { effect: EffectState } | null;
-  /** Effects of other workflows a held effect waits on, by effect id. */
-  holders?: ReadonlyMap<string, EffectState>;
+  /** Effects of other workflows a held effect waits on, by effect id (undefined: read, and not there). */
+  holders?: ReadonlyMap<string, EffectState | undefined>;
 }
 
 export type Mode =
@@ -157,11 +157,11 @@ function submissionStep({ effect, policy, now, lookaside = {} }: StepInput, mode
       return heldStep(effect, workflow, now, lookaside, submission.repeat);
     case 'dispatching':
       return { kind: 'answer', as: 'in-flight' };
-    case 'unknown':
+    case 'unknown': {
       // Reconcile first, never dispatch blindly: one lookup, then a same-key resend while the key protects.
-      if (policy.lookup !== 'none' && !mode.progress.lookedUp) return { kind: 'lookup' };
-      if (!mode.progress.resent && keyStillProtects(effect, now, policy)) return { kind: 'resend' };
-      return { kind: 'answer', as: 'unsettled' };
+      const first = mode.progress.resent ? { kind: 'none' as const } : firstSteps(effect, now, policy, mode.progress.lookedUp);
+      return first.kind === 'none' ? { kind: 'answer', as: 'unsettled' } : first;
+    }
   }
 }
 

@@ -55,11 +55,12 @@ export class EffectRunner {
    */
   async submit(effect: PreparedCommand): Promise<ShellAnswer> {
     const progress: Progress = { lookedUp: false, resent: false };
-    const lookaside: { tenantMatch?: { effect: EffectState } | null; holders: Map<string, EffectState | undefined> } = { holders: new Map() };
+    // What the decider asked to be read (read steps), kept for the rounds after.
+    const lookaside: { tenantMatch?: Lookaside['tenantMatch']; holders: Map<string, EffectState | undefined> } = { holders: new Map() };
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const next = await inSpan(SPAN.declare, SpanKind.INTERNAL, async (span) => {
         span?.setAttributes(effectAttributes(effect.effectId, effect.tool.name));
-        const decided = await this.core.update(effect.stream, (workflow) => this.decideSubmission(effect, workflow, progress, lookaside as Lookaside)).catch((error: unknown) => {
+        const decided = await this.core.update(effect.stream, (workflow) => this.decideSubmission(effect, workflow, progress, lookaside)).catch((error: unknown) => {
           // Counted here, once, not in the decision (which the store may take more than once).
           if (isEffectdError(error, 'intent_conflict')) this.core.metrics.rejected((error as EffectdError).details['journal'] ? 'decision_conflict' : 'intent_conflict');
           throw error;

@@ -1,8 +1,8 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
 import { contentKeyOf } from '../core/content-index.js';
-import { effectCommand } from '../core/effect-command.js';
+import { effectCommand, type EffectCommand } from '../core/effect-command.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
-import { EffectdError, invalidCommand, isEffectdError } from '../core/errors.js';
+import { EffectdError, invalidCommand } from '../core/errors.js';
 import type { CanonicalArgs } from '../core/arg-fields.js';
 import { lifecycleOf } from '../core/effect-lifecycle.js';
 import { targetKeyOf, type WorkflowState } from '../core/fold.js';
@@ -48,37 +48,6 @@ export class EffectShell implements ShellPort {
    * unknown effect on says that first (a model respelling an amount is deciding again).
    */
   async prepare(raw: unknown, as: Actor): Promise<PreparedCommand> {
-    try {
-      return this.check(raw, as);
-    } catch (error) {
-      throw isEffectdError(error, 'invalid_command') ? await this.withTargetFacts(error as EffectdError, raw, as) : error;
-    }
-  }
-
-  /** The refusal, with what the workflow already did on the command's target first. */
-  private async withTargetFacts(error: EffectdError, raw: unknown, as: Actor): Promise<EffectdError> {
-    // Only a well-formed command whose arguments were refused: its workflow and tool are sound to read.
-    const parsed = effectCommand.safeParse(raw);
-    const command = parsed.success ? parsed.data : undefined;
-    const tool = command ? this.tool(command.tool) : undefined;
-    if (!command || !tool || command.args === null || typeof command.args !== 'object') return error;
-    let target: string;
-    try {
-      target = tool.target(command.args as CanonicalArgs);
-    } catch {
-      return error;
-    }
-    const workflow = await this.core.read(workflowStream(as.tenant, command.workflowId));
-    const now = this.core.now();
-    const onTarget = (workflow.byTarget.get(targetKeyOf(tool.name, target)) ?? []).map((id) => workflow.effects.get(id)!).reverse();
-    const done = onTarget.find((e) => effectStatus(e, now) === 'committed') ?? onTarget.find((e) => lifecycleOf(effectStatus(e, now)).agent === 'unknown');
-    if (!done) return error;
-    const answer = this.core.answer(done, true);
-    const fact = answer.status === 'done' ? `${target} already had ${tool.name} in step ${done.declared.step} (receipt ${answer.receipt ?? 'recorded'}).` : `${tool.name} for ${target} from step ${done.declared.step} may have happened and is being checked.`;
-    return new EffectdError('invalid_command', `${fact} ${error.message}`, { ...error.details, onTarget: { step: done.declared.step, effectId: done.effectId, status: answer.status, ...(answer.receipt ? { receipt: answer.receipt } : {}) } });
-  }
-
-  private check(raw: unknown, as: Actor): PreparedCommand {
     const parsed = effectCommand.safeParse(raw);
     if (!parsed.success) throw invalidCommand('the command is malformed', parsed.error.issues);
     const command = parsed.data;
@@ -89,7 +58,7 @@ export class EffectShell implements ShellPort {
       throw new EffectdError('unknown_tool', `unknown tool "${command.tool}"; known tools: ${known}`, { tool: command.tool });
     }
     const args = tool.schema.safeParse(command.args);
-    if (!args.success) throw invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']);
+    if (!args.success) throw await this.withTargetFacts(invalidCommand(`args do not fit tool ${tool.name}`, args.error.issues, ['args']), command, tool, as);
     const address = { tenant: as.tenant, workflowId: command.workflowId, step: command.step, slot: command.slot };
     const effectId = deriveEffectId(secret, address);
     const canonical = args.data;
@@ -110,6 +79,24 @@ export class EffectShell implements ShellPort {
         ...traceparentOf(currentTraceparent()),
       },
     };
+  }
+
+  /** The refusal of a well-formed command's arguments, with what the workflow already did on its target first. */
+  private async withTargetFacts(error: EffectdError, command: EffectCommand, tool: Tool, as: Actor): Promise<EffectdError> {
+    let target: string;
+    try {
+      target = tool.target(command.args as CanonicalArgs);
+    } catch {
+      return error;
+    }
+    const workflow = await this.core.read(workflowStream(as.tenant, command.workflowId));
+    const now = this.core.now();
+    const onTarget = (workflow.byTarget.get(targetKeyOf(tool.name, target)) ?? []).map((id) => workflow.effects.get(id)!).reverse();
+    const done = onTarget.find((e) => effectStatus(e, now) === 'committed') ?? onTarget.find((e) => lifecycleOf(effectStatus(e, now)).agent === 'unknown');
+    if (!done) return error;
+    const answer = this.core.answer(done, true);
+    const fact = answer.status === 'done' ? `${target} already had ${tool.name} in step ${done.declared.step} (receipt ${answer.receipt ?? 'recorded'}).` : `${tool.name} for ${target} from step ${done.declared.step} may have happened and is being checked.`;
+    return new EffectdError('invalid_command', `${fact} ${error.message}`, { ...error.details, onTarget: { step: done.declared.step, effectId: done.effectId, status: answer.status, ...(answer.receipt ? { receipt: answer.receipt } : {}) } });
   }
 
   async execute(raw: unknown, as: Actor): Promise<ShellAnswer> {
