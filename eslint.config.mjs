@@ -42,23 +42,26 @@ const LAYERS = {
   // The wire schema (protobuf and its codecs) ships in the SDK: core only.
   'transport/wire': { may: ['core'], why: 'the wire schema ships in the SDK, so it imports only the core' },
   mcp: { may: ['core', 'config', 'tracing', 'logging', 'metrics', 'gateway', 'runtime'], why: 'an ingress speaks to the gateway, never to the shell, ledger or providers' },
-  // The outermost composition: `effectd start` wires the runtime to every ingress, `effectd bench`
-  // runs the benchmark, `effectd config` builds the tool registry to check a configuration
-  // (providers). It never reaches into the shell or the ledger.
-  cli: { may: ['core', 'config', 'tracing', 'logging', 'metrics', 'providers', 'gateway', 'runtime', 'api', 'transport', 'mcp', 'bench', 'harness', 'simulators'], why: 'the CLI composes the ingresses, never the shell or the ledger' },
+  // The outermost composition: `effectd start` wires the runtime to every ingress, `effectd config`
+  // builds the tool registry to check a configuration (providers), `effectd dev` runs the simulators
+  // (the package @effectd/simulators) and `effectd bench` loads the private benchmark workspace when
+  // it is there (never a static import: see PACKAGES below). It never reaches into the shell or the ledger.
+  cli: { may: ['core', 'config', 'tracing', 'logging', 'metrics', 'providers', 'gateway', 'runtime', 'api', 'transport', 'mcp'], why: 'the CLI composes the ingresses, never the shell or the ledger' },
   // Ships alone (src/sdk/tsconfig.json compiles it with what it imports): the pure core (the agent's
   // answer, the status names), the wire schema, the shared Kafka helpers; nothing of the server.
   sdk: { may: ['core', 'transport/wire'], why: 'the SDK ships alone: only the pure core and the wire schema come with it' },
-  // Stand-ins for third-party providers, run as their own processes.
-  simulators: { may: [], why: 'the simulators stand in for third parties and know nothing of effectd' },
-  // Starts effectd and the simulators as processes (by their command lines, not their modules).
-  harness: { may: [], why: 'the harness runs effectd and the simulators as processes' },
-  // Drives effectd from outside (HTTP, Kafka through the SDK, MCP), against the simulators. Its
-  // baselines call the providers with the very requests effectd's contracts make (config, providers,
-  // core's argument rules), so every policy sends the same bytes; it serves its stand-in upstream MCP
-  // server with the loopback helper of src/mcp. Never the shell, ledger, gateway, runtime or an ingress.
-  bench: { may: ['core', 'config', 'providers', 'sdk', 'harness', 'simulators', 'mcp/loopback-server.ts'], why: 'the benchmark drives effectd from outside, as an agent would' },
 };
+
+/**
+ * The workspaces beside the service (packages/): the simulators (@effectd/simulators, published with
+ * the service, which `effectd dev` runs) import nothing of effectd; the benchmark (@effectd/bench,
+ * private) may import the service, never the other way round: src/ imports neither by path, and
+ * @effectd/bench not at all (src/cli/bench.command.ts loads it by a computed specifier, when present).
+ */
+const PACKAGE_ZONES = [
+  { target: './packages/simulators', from: ['./src', './packages/bench', './sagas', './compensations', './config', './test'], message: 'the simulators (@effectd/simulators) stand in for third parties and import nothing of effectd: copy the few lines you need.' },
+  { target: './src', from: ['./packages/bench'], message: 'the service never imports the benchmark (it imports the service): src/cli/bench.command.ts loads it when present.' },
+];
 
 /** What src/core may import from packages: the schema library and hashing. Anything else (files, network, drivers, clocks of a framework) is I/O. */
 const CORE_PACKAGES = ['zod', 'node:crypto'];
@@ -85,13 +88,21 @@ function zonesOf(layer, { may, why }) {
   return zones;
 }
 
-const zones = Object.entries(LAYERS).flatMap(([layer, rule]) => zonesOf(layer, rule));
+const zones = [...Object.entries(LAYERS).flatMap(([layer, rule]) => zonesOf(layer, rule)), ...PACKAGE_ZONES];
+
+/**
+ * The files of src/ that may read process.env: the CLI's entry, which hands the environment to the
+ * command it runs, and the SDK's documented EFFECTD_TOKEN default (a client library, which imports
+ * nothing of the service). The workspaces (packages/: the benchmark, the simulators) are not the
+ * service and read their own environment.
+ */
+const ENVIRONMENT_READERS = ['src/cli/main.ts', 'src/sdk/default-token.ts'];
 
 export default tseslint.config(
-  // Only src/ is linted (also by a bare `npx eslint`); the generated protobuf module is not.
-  { ignores: ['*', '!src/', '**/node_modules/', '**/dist/', 'src/transport/wire/effectd/'] },
+  // Only src/ and the workspaces' sources are linted (also by a bare `npx eslint`); the generated protobuf module is not.
+  { ignores: ['*', '!src/', '!packages/', '**/node_modules/', '**/dist/', 'src/transport/wire/effectd/'] },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -114,10 +125,25 @@ export default tseslint.config(
         'error',
         {
           selector: 'ThrowStatement > NewExpression[callee.name=/^(Error|TypeError|RangeError)$/]',
-          message: 'Throw a coded error: EffectdError (src/core/errors.ts) in the service, CodedError (src/shared/coded-error.ts) in bench, harness, simulators and shared. Only src/cli may throw a plain Error.',
+          message: 'Throw a coded error: EffectdError (src/core/errors.ts) in the service, CodedError in shared (src/shared/coded-error.ts), the benchmark (the same) and the simulators (their own copy). Only src/cli may throw a plain Error.',
         },
       ],
     },
+  },
+  {
+    // The service never imports the benchmark (it is not installed with the service).
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { regex: '^@effectd/bench(/|$)', message: 'the service never imports the benchmark: src/cli/bench.command.ts loads it when present.' },
+        { regex: '^\\.\\.?/(.*/)?packages/', message: 'the service imports a workspace by its package name (@effectd/simulators), never by path.' },
+      ] }],
+    },
+  },
+  {
+    files: ['packages/simulators/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^(effectd|@effectd/)', message: 'the simulators import nothing of effectd.' }] }] },
   },
   {
     files: ['src/core/**/*.ts'],
@@ -131,27 +157,29 @@ export default tseslint.config(
     },
   },
   {
-    // The CLI is where errors end: it prints the message and sets the exit code (src/cli/main.ts).
-    files: ['src/cli/**/*.ts'],
+    // The CLI is where errors end: it prints the message and sets the exit code (src/cli/main.ts);
+    // so do the benchmark's command (`effectd bench`) and its scripts (npm run bench:*).
+    files: ['src/cli/**/*.ts', 'packages/bench/src/command.ts', 'packages/bench/src/*-bench.ts', 'packages/bench/src/no-fault-latency.ts', 'packages/bench/src/throughput/**/*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
-    // Below the ingresses and the composition root, settings and logs come from the caller: nothing
-    // reads the environment or writes to the console on its own (issue 24, item 4).
+    // Below the ingresses and the composition root, logs go to the caller's logger: nothing writes
+    // to the console on its own (issue 24, item 4).
     files: ['src/{core,shared,config,ledger,providers,tracing,logging,metrics,shell,gateway}/**/*.ts'],
+    rules: { 'no-console': ['error'] },
+  },
+  {
+    // One settings schema (issue 26, item 2): the environment is read once, by the CLI's entry
+    // (src/cli/main.ts hands it to the command, which loads Settings with loadSettings from
+    // src/config/settings-loader.ts and passes them down). Nothing else reads process.env.
+    files: ['src/**/*.ts'],
+    ignores: ENVIRONMENT_READERS,
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'ThrowStatement > NewExpression[callee.name=/^(Error|TypeError|RangeError)$/]',
-          message: 'Throw a coded error: EffectdError (src/core/errors.ts) in the service, CodedError (src/shared/coded-error.ts) in bench, harness, simulators and shared. Only src/cli may throw a plain Error.',
-        },
-        {
-          selector: "MemberExpression[object.name='process'][property.name='env']",
-          message: 'Below the gateway nothing reads process.env: take the setting (or the environment) as an argument from the composition root (src/runtime) or the CLI.',
-        },
-      ],
-      'no-console': ['error'],
+      'no-restricted-properties': ['error', {
+        object: 'process',
+        property: 'env',
+        message: 'Only src/cli/main.ts reads the environment: take Settings (or the slice you need) from the caller; a new variable goes into the table in src/config/settings.ts.',
+      }],
     },
   },
 );

@@ -1,15 +1,21 @@
 // effectd operator console: sign in with a token, watch workflows, settle what only a human can.
 import { api, ApiError, enc, session } from './api.js';
-import { ago, clear, clock, duration, h, stateBadge, STATE_LABEL } from './dom.js';
-import { closed, HUMAN, learnLifecycle, RELEASABLE, RESOLVABLE } from './lifecycle.js';
+import { ago, clear, clock, duration, h, name, stateBadge, STATE_LABEL, timeEl, undoneBadge, when, zone } from './dom.js';
+import { lanes, orderedEffects, stepName, undoneEffects } from './lanes.js';
+import { closed, HUMAN, learnLifecycle, RELEASABLE, RESOLVABLE, STATES } from './lifecycle.js';
+import { arrayPager, cursorPager } from './pager.js';
 import { sagaPicture } from './saga.js';
-import { LEGEND, workflowPicture } from './timeline.js';
+import { LEGEND } from './timeline.js';
 
 const REFRESH_MS = 4_000;
 const root = document.getElementById('app');
 // The side lists show the newest this many; the pill and a line under the list give the real totals.
 const QUEUE_LIMIT = 200;
 const WORKFLOWS_LIMIT = 60;
+// Pages of the lists and of a long workflow's tables: the page's height never grows with the list.
+const LIST_PAGE = 50;
+const STEPS_PAGE = 25;
+const EVENTS_PAGE = 50;
 
 let me;
 let view;
@@ -20,6 +26,14 @@ let queueShape; // what the queue cards were last built from; reset whenever the
 
 let resizing;
 window.addEventListener('hashchange', () => me && route());
+// `/` puts the cursor in the search box (unless one is typing somewhere already).
+window.addEventListener('keydown', (ev) => {
+  if (ev.key !== '/' || !ui.search || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target;
+  if (t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+  ev.preventDefault();
+  ui.search.focus();
+});
 boot();
 
 async function boot(error) {
@@ -81,9 +95,22 @@ function consoleShell() {
   mainResized.disconnect();
   mainResized.observe(ui.main);
   const who = `${me.name} · ${me.role}${me.tenant === '*' ? ' · all tenants' : ` · tenant ${me.tenant}`}`;
+  ui.search = h('input', { type: 'search', id: 'search', name: 'q', autocomplete: 'off', spellcheck: 'false', placeholder: 'Search workflows, effect ids, tools, targets, receipts  ( / )', 'data-testid': 'search-input', 'aria-keyshortcuts': '/' });
+  const searchForm = h('form', { class: 'search', role: 'search', 'data-testid': 'search-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    const q = ui.search.value.trim();
+    if (q) location.hash = `#/search/${enc(q)}`;
+  } }, h('label', { for: 'search', class: 'sr-only' }, 'Search effects and workflows'), ui.search, h('button', { type: 'submit', class: 'ghost', 'data-testid': 'search-submit' }, 'Search'));
+  ui.nav = h('nav', { class: 'views', 'aria-label': 'views' },
+    h('a', { href: '#/', 'data-testid': 'nav-queue' }, 'Queue'),
+    h('a', { href: '#/effects/attention', 'data-testid': 'nav-effects' }, 'Effects'),
+    h('a', { href: '#/workflows', 'data-testid': 'nav-workflows' }, 'Workflows'),
+    h('a', { href: '#/sagas', 'data-testid': 'nav-sagas' }, 'Sagas'));
   clear(root, 
     h('header', { class: 'topbar' },
       h('a', { class: 'brand', href: '#/' }, h('span', { class: 'logo' }, '◆'), ' effectd ', h('span', { class: 'sub' }, 'operator console')),
+      ui.nav,
+      searchForm,
       ui.counts,
       h('div', { class: 'who' }, ui.updated,
         h('span', { class: `role role-${me.role}`, 'data-testid': 'whoami' }, who),
@@ -109,7 +136,7 @@ async function refreshLists() {
     renderQueue(attention.effects, Math.max(attention.effects.length, human));
     renderWorkflows(workflows.workflows, workflows.total ?? workflows.workflows.length);
     renderCounts(counts, human);
-    ui.updated.textContent = `updated ${clock(new Date().toISOString()).slice(0, 8)}`;
+    ui.updated.textContent = `updated ${clock(new Date().toISOString(), { ms: false })}`;
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return boot('Your token is no longer accepted (401).');
     ui.updated.textContent = `update failed: ${e.message}`;
@@ -153,16 +180,16 @@ function renderQueue(effects, total) {
   for (const e of effects) {
     const age = waited(e);
     ui.queue.append(h('a', { class: `card${selected === e.effectId ? ' selected' : ''}`, href: `#/effect/${enc(e.effectId)}`, 'data-testid': 'queue-item', dataset: { effectId: e.effectId } },
-      h('div', { class: 'card-top' }, stateBadge(e.state), h('span', { class: 'tool' }, e.tool), age ? h('span', { class: 'age', title: `unknown since ${e.unknownSince}` }, `waiting ${age}`) : null),
+      h('div', { class: 'card-top' }, stateBadge(e.state), name(e.tool, 'tool'), age ? h('span', { class: 'age', title: `unknown since ${when(e.unknownSince)}` }, `waiting ${age}`) : null),
       h('div', { class: 'target' }, e.target),
-      h('div', { class: 'meta' }, `${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`),
+      name(`${e.workflowId} · step ${e.step}${e.tenant !== 'default' ? ` · ${e.tenant}` : ''}`, 'meta'),
       e.duplicates ? h('div', { class: 'reason', 'data-testid': 'queue-duplicate' }, `duplicate at the provider: ${e.duplicates.receipts.join(', ')}`) : e.reason ? h('div', { class: 'reason' }, e.reason) : null));
   }
-  if (total > effects.length) ui.queue.append(more(`the newest ${effects.length} of ${total}; all of them: `, 'effectd effects --state escalated'));
+  if (total > effects.length) ui.queue.append(more(`the newest ${effects.length} of ${total}; all of them, a page at a time: `, '#/effects/attention', 'Effects that need a human'));
 }
 
-function more(text, command) {
-  return h('p', { class: 'hint', 'data-testid': 'list-more' }, `Showing ${text}`, h('code', {}, command));
+function more(text, href, label) {
+  return h('p', { class: 'hint', 'data-testid': 'list-more' }, `Showing ${text}`, h('a', { href }, label));
 }
 
 function renderWorkflows(rows, total) {
@@ -173,11 +200,11 @@ function renderWorkflows(rows, total) {
     const href = `#/workflow/${enc(w.tenant)}/${enc(w.workflowId)}`;
     const dots = h('span', { class: 'dots' }, ...Object.entries(w.states).flatMap(([state, n]) => Array.from({ length: Math.min(n, 8) }, () => h('i', { class: `dot state-${state}`, title: `${n} ${STATE_LABEL[state] ?? state}` }))));
     ui.workflows.append(h('a', { class: `row${current === href ? ' selected' : ''}${w.needsOperator ? ' needs' : ''}`, href, 'data-testid': 'workflow-row', dataset: { workflowId: w.workflowId } },
-      h('span', { class: 'wf-id' }, w.workflowId),
+      name(w.workflowId, 'wf-id'),
       dots,
       h('span', { class: 'when muted' }, ago(w.lastEventAt))));
   }
-  if (total > rows.length) ui.workflows.append(more(`the ${rows.length} most recently active of ${total}; open one by id: `, '#/workflow/<tenant>/<workflowId>'));
+  if (total > rows.length) ui.workflows.append(more(`the ${rows.length} most recently active of ${total}; all of them, a page at a time: `, '#/workflows', 'Workflows'));
 }
 
 function currentEffectId() {
@@ -192,10 +219,16 @@ async function route() {
   const hash = location.hash;
   const effect = /^#\/effect\/(.+)$/.exec(hash);
   const workflow = /^#\/workflow\/([^/]+)\/(.+)$/.exec(hash);
+  const search = /^#\/search\/(.*)$/.exec(hash);
+  const effects = /^#\/effects(?:\/([^/]*))?$/.exec(hash);
   let next;
   try {
     if (effect) next = await effectView(decodeURIComponent(effect[1]));
     else if (workflow) next = await workflowView(decodeURIComponent(workflow[1]), decodeURIComponent(workflow[2]));
+    else if (search) next = await searchView(decodeURIComponent(search[1]));
+    else if (effects) next = await effectsView(decodeURIComponent(effects[1] || 'attention'));
+    else if (hash === '#/workflows') next = await workflowsView();
+    else if (hash === '#/sagas') next = await sagasView();
     else next = await overview();
   } catch (e) {
     next = { nodes: [h('div', { class: 'panel' }, h('p', { class: 'error', role: 'alert' }, e instanceof ApiError ? `${e.status} ${e.code ?? ''}: ${e.message}` : e.message))] };
@@ -204,6 +237,13 @@ async function route() {
   view = next;
   clear(ui.main, ...next.nodes);
   for (const el of document.querySelectorAll('.card, .row')) el.classList.toggle('selected', el.getAttribute('href') === hash);
+  for (const a of ui.nav.querySelectorAll('a')) {
+    const here = a.getAttribute('href') === '#/' ? !effect && !workflow && !search && !effects && !['#/workflows', '#/sagas'].includes(hash) : hash.startsWith(a.getAttribute('href').replace(/\/attention$/, ''));
+    if (here) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (search) ui.search.value = decodeURIComponent(search[1]);
+  else if (document.activeElement !== ui.search) ui.search.value = '';
 }
 
 async function overview() {
@@ -216,46 +256,62 @@ async function overview() {
 // ---------------------------------------------------------------- a workflow
 
 async function workflowView(tenant, workflowId, selected) {
-  let scale = 'auto';
-  const picture = h('div', { class: 'picture' });
   const table = h('div', { class: 'events' });
+  const steps = h('div', { class: 'steps' });
   const header = h('div', { class: 'view-head' });
   const sagaBox = h('div', { class: 'panel', hidden: true, 'data-testid': 'saga' });
-  const scaleButtons = ['auto', 'linear', 'log'].map((k) => h('button', { class: `seg${k === scale ? ' on' : ''}`, onclick: () => { scale = k; for (const b of scaleButtons) b.classList.toggle('on', b.textContent === k); draw(); } }, k));
+  const timeline = lanes({ scale: 'auto', selected, width: pictureWidth, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } });
+  const scaleButtons = ['auto', 'linear', 'log'].map((k) => h('button', { type: 'button', class: `seg${k === 'auto' ? ' on' : ''}`, 'aria-pressed': String(k === 'auto'), onclick: () => {
+    for (const b of scaleButtons) { b.classList.toggle('on', b.textContent === k); b.setAttribute('aria-pressed', String(b.textContent === k)); }
+    timeline.setScale(k);
+  } }, k));
   let data;
-  const draw = () => {
-    const { svg, scale: used } = workflowPicture(data, { now: Date.now(), width: pictureWidth(), scale, selected, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } });
-    clear(picture, svg);
-    picture.dataset.scale = used;
-  };
+  let stepPager;
+  let eventPager;
   const load = async () => {
     data = await api(`/v1/workflows/${enc(workflowId)}?tenant=${enc(tenant)}`);
+    const undone = undoneEffects(data);
     const states = {};
-    for (const e of data.effects) states[e.state] = (states[e.state] ?? 0) + 1;
+    for (const e of data.effects) {
+      const key = undone.has(e.effectId) ? 'undone' : e.state;
+      states[key] = (states[key] ?? 0) + 1;
+    }
     const t0 = Date.parse(data.timeline[0].at);
     const tn = Date.parse(data.timeline[data.timeline.length - 1].at);
-    clear(header, 
-      h('div', {}, h('div', { class: 'crumb muted' }, `workflow · tenant ${data.tenant}`), h('h1', { 'data-testid': 'workflow-title' }, data.workflowId)),
+    clear(header,
+      h('div', { class: 'min0' }, h('div', { class: 'crumb muted' }, `workflow · tenant ${data.tenant}`), h('h1', { 'data-testid': 'workflow-title', class: 'wrap' }, data.workflowId)),
       h('div', { class: 'facts inline' },
-        fact('effects', String(data.effects.length)),
+        fact('effects', String(data.effects.length), { 'data-testid': 'workflow-effects' }),
         fact('events', String(data.timeline.length)),
         fact('span', duration(tn - t0)),
-        fact('last event', ago(data.timeline[data.timeline.length - 1].at)),
-        h('div', { class: 'state-row' }, ...Object.entries(states).map(([s, n]) => h('span', {}, stateBadge(s), ` ${n}`)))));
-    draw();
+        fact('started', timeEl(data.timeline[0].at, when(data.timeline[0].at))),
+        fact('last event', timeEl(data.timeline[data.timeline.length - 1].at, ago(data.timeline[data.timeline.length - 1].at))),
+        h('div', { class: 'state-row' }, ...Object.entries(states).map(([st, n]) => h('span', {}, st === 'undone' ? undoneBadge() : stateBadge(st), ` ${n}`)))));
+    timeline.update(data);
     renderSaga(sagaBox, data.saga);
-    clear(table, eventsTable(data, selected));
+    const ordered = orderedEffects(data);
+    if (stepPager) stepPager.update(ordered);
+    else {
+      stepPager = arrayPager({ testid: 'steps', rows: ordered, size: STEPS_PAGE, render: (rows) => stepsTable(rows, undoneEffects(data), selected) });
+      clear(steps, stepPager.el);
+    }
+    if (eventPager) eventPager.update(data.timeline);
+    else {
+      eventPager = arrayPager({ testid: 'events-pager', rows: data.timeline, size: EVENTS_PAGE, render: (rows) => eventsTable(data, rows, selected) });
+      clear(table, eventPager.el);
+    }
   };
   await load();
   const nodes = [
     h('div', { class: 'panel' }, header),
     sagaBox,
     h('div', { class: 'panel' },
-      h('div', { class: 'panel-head' }, h('h2', {}, 'Timeline'), h('div', { class: 'segmented', title: 'time axis' }, ...scaleButtons)),
-      picture,
+      h('div', { class: 'panel-head' }, h('h2', {}, 'Timeline'), h('div', { class: 'segmented', role: 'group', 'aria-label': 'time axis' }, ...scaleButtons)),
+      timeline.el,
       legend()),
-    h('div', { class: 'panel' }, h('h2', {}, 'Every event, in ledger order'), table)];
-  return { nodes, redraw: draw, refresh: async () => { if (data.effects.some((e) => !closed(e.state))) await load(); } };
+    h('div', { class: 'panel' }, h('h2', {}, 'Steps'), steps),
+    h('div', { class: 'panel' }, h('h2', {}, `Every event, in ledger order (times in ${zone()})`), table)];
+  return { nodes, redraw: () => timeline.redraw(), refresh: async () => { if (data.effects.some((e) => !closed(e.state))) await load(); } };
 }
 
 /** The picture is drawn at the main column's real width, so its text stays at its CSS size. */
@@ -266,28 +322,45 @@ function pictureWidth() {
 function renderSaga(box, saga) {
   box.hidden = !saga;
   if (!saga) return;
-  const tone = { completed: 'state-committed', compensated: 'state-escalated', compensation_failed: 'state-terminal_failure', paused: 'state-unknown', compensating: 'state-escalated', running: 'state-dispatching' }[saga.status] ?? 'state-declared';
   clear(box,
-    h('div', { class: 'panel-head' }, h('h2', {}, `Saga ${saga.saga} `, h('span', { class: `badge ${tone}`, 'data-testid': 'saga-status' }, saga.status)), saga.why ? h('span', { class: 'muted small' }, saga.why) : null),
+    h('div', { class: 'panel-head' }, h('h2', {}, `Saga ${saga.saga} `, sagaBadge(saga.status, { 'data-testid': 'saga-status' })), saga.why ? h('span', { class: 'muted small' }, saga.why) : null),
     h('div', { class: 'picture' }, sagaPicture(saga, pictureWidth())));
+}
+
+function sagaBadge(status, extra = {}) {
+  const tone = { completed: 'state-committed', compensated: 'state-undone', compensation_failed: 'state-terminal_failure', paused: 'state-unknown', compensating: 'state-escalated', running: 'state-dispatching' }[status] ?? 'state-declared';
+  return h('span', { class: `badge ${tone}`, ...extra }, status);
 }
 
 function legend() {
   return h('div', { class: 'legend' }, ...LEGEND.map(([cls, label]) => h('span', {}, h('i', { class: `key key-${cls}` }), label)));
 }
 
-function eventsTable(data, selected) {
+/** One page of a workflow's effects: every step reachable by paging, each a link to its effect. */
+function stepsTable(rows, undone, selected) {
+  return h('table', { class: 'list-table', 'data-testid': 'steps-table' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'step'), h('th', { scope: 'col' }, 'state'), h('th', { scope: 'col' }, 'tool'), h('th', { scope: 'col' }, 'target'), h('th', { scope: 'col' }, 'attempts'), h('th', { scope: 'col' }, 'receipt'))),
+    h('tbody', {}, ...rows.map((e) => h('tr', { class: selected === e.effectId ? 'hl' : '', 'data-testid': 'step-row', dataset: { step: String(e.step), effectId: e.effectId } },
+      h('td', {}, h('a', { href: `#/effect/${enc(e.effectId)}` }, stepName(e))),
+      h('td', {}, undone.has(e.effectId) ? undoneBadge() : stateBadge(e.state)),
+      h('td', {}, name(e.tool, 'mono')),
+      h('td', { class: 'cell-wrap' }, e.target),
+      h('td', {}, String(e.attempts)),
+      h('td', {}, e.receipt ? h('code', { class: 'receipt' }, e.receipt) : h('span', { class: 'muted' }, '—'))))));
+}
+
+function eventsTable(data, rows, selected) {
   const t0 = Date.parse(data.timeline[0].at);
   const byId = new Map(data.effects.map((e) => [e.effectId, e]));
   return h('table', { class: 'event-table', 'data-testid': 'events' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'time'), h('th', {}, '+'), h('th', {}, 'effect'), h('th', {}, 'event'), h('th', {}, 'what happened'))),
-    h('tbody', {}, ...data.timeline.map((row) => {
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, `time (${zone()})`), h('th', { scope: 'col' }, '+'), h('th', { scope: 'col' }, 'effect'), h('th', { scope: 'col' }, 'event'), h('th', { scope: 'col' }, 'what happened'))),
+    h('tbody', {}, ...rows.map((row) => {
       const effect = row.effectId ? byId.get(row.effectId) : undefined;
       const receipt = row.event?.receipt;
       return h('tr', { class: selected && row.effectId === selected ? 'hl' : '' },
-        h('td', { class: 'mono' }, clock(row.at)),
+        h('td', { class: 'mono' }, timeEl(row.at)),
         h('td', { class: 'mono muted' }, `+${duration(Date.parse(row.at) - t0)}`),
-        h('td', {}, effect ? h('a', { href: `#/effect/${enc(effect.effectId)}` }, `step ${effect.step}${effect.slot !== '0' ? `·${effect.slot}` : ''} ${effect.tool}`) : h('span', { class: 'muted' }, 'workflow')),
+        h('td', {}, effect ? h('a', { href: `#/effect/${enc(effect.effectId)}`, title: `${effect.tool} for ${effect.target}` }, `${stepName(effect)} ${effect.tool}`) : h('span', { class: 'muted' }, 'workflow')),
         h('td', {}, h('span', { class: `etype etype-${row.type}` }, row.type)),
         h('td', {}, row.summary, receipt ? h('code', { class: 'receipt' }, receipt) : null));
     })));
@@ -302,13 +375,12 @@ function fact(label, value, extra = {}) {
 async function effectView(effectId) {
   const head = h('div', { class: 'view-head' });
   const facts = h('div', { class: 'facts' });
-  const picture = h('div', { class: 'picture' });
+  const timeline = lanes({ scale: 'auto', selected: effectId, width: pictureWidth, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } });
   const evidence = h('ol', { class: 'evidence', 'data-testid': 'evidence' });
   const actions = h('div', { class: 'actions' });
   let effect;
   let workflow;
   let formShownFor;
-  const draw = () => clear(picture, workflowPicture(workflow, { now: Date.now(), width: pictureWidth(), scale: 'auto', selected: effectId, onSelect: (id) => { location.hash = `#/effect/${enc(id)}`; } }).svg);
 
   const load = async () => {
     effect = await api(`/v1/effects/${enc(effectId)}`);
@@ -316,8 +388,8 @@ async function effectView(effectId) {
     const now = Date.now();
     clear(head, 
       h('div', {}, h('div', { class: 'crumb' }, h('a', { href: `#/workflow/${enc(effect.tenant)}/${enc(effect.workflowId)}` }, `workflow ${effect.workflowId}`), ` · step ${effect.step} · slot ${effect.slot}`),
-        h('h1', {}, h('span', { class: 'tool' }, effect.tool), ' for ', effect.target)),
-      h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state, effectId: effect.effectId } }, stateBadge(effect.state), h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
+        h('h1', { class: 'wrap' }, h('span', { class: 'tool' }, effect.tool), ' for ', effect.target)),
+      h('div', { class: 'big-state', 'data-testid': 'effect-state', dataset: { state: effect.state, effectId: effect.effectId } }, stateBadge(effect.state), undoneEffects(workflow).has(effect.effectId) ? undoneBadge({ 'data-testid': 'effect-undone' }) : null, h('span', { class: 'agent-status' }, `agent sees: ${effect.status}`)));
     const since = effect.unknownSince ? Date.parse(effect.unknownSince) : undefined;
     const settled = closed(effect.state);
     const lastAt = Date.parse(effect.evidence[effect.evidence.length - 1].at);
@@ -331,13 +403,23 @@ async function effectView(effectId) {
       effect.resolvedBy ? fact('resolved by', effect.resolvedBy, { 'data-testid': 'resolved-by' }) : null,
       effect.reason ? h('div', { class: `callout${HUMAN.has(effect.state) ? ' warn' : ''}` }, h('b', {}, 'Why: '), effect.reason) : null,
       h('details', { class: 'args' }, h('summary', {}, 'arguments (canonical)'), h('pre', {}, JSON.stringify(effect.args, null, 2))));
-    draw();
+    timeline.update(workflow);
     clear(evidence, ...effect.evidence.map((e) => h('li', {},
-      h('span', { class: 'mono muted' }, clock(e.at)),
+      h('span', { class: 'mono muted' }, timeEl(e.at)),
       h('span', { class: `etype etype-${e.type}` }, e.type),
       h('span', {}, e.summary))));
     const pending = effect.duplicates?.unhandled ?? [];
-    if (pending.length) {
+    const wantsOperator = pending.length ? 'duplicate' : RESOLVABLE.has(effect.state) ? 'resolve' : RELEASABLE.has(effect.state) ? 'release' : undefined;
+    if (wantsOperator && me.role !== 'operator') {
+      // Only operators may resolve, release or deal with a duplicate: others are told so, not offered a form effectd refuses.
+      if (formShownFor !== `readonly:${wantsOperator}`) {
+        formShownFor = `readonly:${wantsOperator}`;
+        clear(actions, h('div', { class: 'callout', 'data-testid': 'operator-only' },
+          h('b', {}, { resolve: 'Waiting for an operator to resolve it. ', release: 'Held: an operator may release it. ', duplicate: 'A duplicate at the provider: an operator deals with it. ' }[wantsOperator]),
+          `You are signed in as ${me.name}, an ${me.role} credential: only operator credentials may ${wantsOperator === 'duplicate' ? 'undo or keep an extra object' : wantsOperator} (effectd refuses it otherwise). An operator can do it here or with `,
+          h('code', {}, wantsOperator === 'resolve' ? `effectd resolve ${effect.effectId} --committed|--not-committed --reason "…"` : 'effectd effects --state attention'), '.'));
+      }
+    } else if (pending.length) {
       const key = `duplicates:${pending.join(',')}`;
       if (formShownFor !== key) {
         formShownFor = key;
@@ -366,10 +448,10 @@ async function effectView(effectId) {
   await load();
   const nodes = [
     h('div', { class: 'panel' }, head, facts),
-    h('div', { class: 'panel' }, h('h2', {}, 'Its workflow'), picture, legend()),
+    h('div', { class: 'panel' }, h('h2', {}, 'Its workflow'), timeline.el, legend()),
     h('div', { class: 'panel', 'data-testid': 'resolve-panel' }, actions),
-    h('div', { class: 'panel' }, h('h2', {}, 'Evidence — everything the ledger knows about this effect'), evidence)];
-  return { nodes, redraw: draw, refresh: async () => { if (!closed(effect.state)) await load(); } };
+    h('div', { class: 'panel' }, h('h2', {}, `Evidence — everything the ledger knows about this effect (times in ${zone()})`), evidence)];
+  return { nodes, redraw: () => timeline.redraw(), refresh: async () => { if (!closed(effect.state)) await load(); } };
 }
 
 // One submit path for the operator forms: the button is busy while effectd answers; an error
@@ -396,7 +478,6 @@ function operatorForm({ testid, title, hint, fields, submitLabel, send, done }, 
   } },
   h('h2', {}, title),
   hint,
-  me.role !== 'operator' ? h('p', { class: 'callout warn' }, `You are signed in as ${me.name}, an ${me.role} credential: effectd will refuse this (only operators may).`) : null,
   ...fields,
   h('div', { class: 'form-foot' }, submit, error, ok));
 }
@@ -408,8 +489,8 @@ function operatorForm({ testid, title, hint, fields, submitLabel, send, done }, 
 function duplicateForm(effect, receipt, after) {
   const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked — kept in the ledger with your name', 'data-testid': 'duplicate-reason', required: true });
   const undo = effect.duplicates.undoTool;
-  const compensate = h('input', { type: 'radio', name: 'action', value: 'compensate', checked: !!undo, disabled: !undo, 'data-testid': 'duplicate-compensate' });
-  const keep = h('input', { type: 'radio', name: 'action', value: 'keep', checked: !undo, 'data-testid': 'duplicate-keep' });
+  const compensate = h('input', { type: 'radio', name: 'action', value: 'compensate', required: true, disabled: !undo, 'data-testid': 'duplicate-compensate' });
+  const keep = h('input', { type: 'radio', name: 'action', value: 'keep', required: true, 'data-testid': 'duplicate-keep' });
   return operatorForm({
     testid: 'duplicate',
     title: 'Duplicate at the provider',
@@ -445,26 +526,142 @@ function releaseForm(effect, after) {
 function resolveForm(effect, after) {
   const receipt = h('input', { type: 'text', name: 'receipt', placeholder: 'provider receipt you found, e.g. ch_3Pq…, msg id, resource id', 'data-testid': 'receipt', autocomplete: 'off' });
   const reason = h('textarea', { name: 'reason', rows: 2, placeholder: 'what you checked and where — kept in the ledger with your name', 'data-testid': 'reason', required: true });
-  const committed = h('input', { type: 'radio', name: 'outcome', value: 'committed', checked: true, 'data-testid': 'outcome-committed' });
-  const notCommitted = h('input', { type: 'radio', name: 'outcome', value: 'not_committed', 'data-testid': 'outcome-not-committed' });
-  const receiptRow = h('label', { class: 'field' }, h('span', {}, 'Receipt'), receipt);
+  // Nothing is chosen for the operator: what happened is what they found, and the form says so until they pick.
+  const committed = h('input', { type: 'radio', name: 'outcome', value: 'committed', required: true, 'data-testid': 'outcome-committed' });
+  const notCommitted = h('input', { type: 'radio', name: 'outcome', value: 'not_committed', required: true, 'data-testid': 'outcome-not-committed' });
+  const receiptRow = h('label', { class: 'field' }, h('span', {}, 'Receipt (required when it happened)'), receipt);
   const sync = () => { receiptRow.hidden = !committed.checked; receipt.required = committed.checked; };
+  // A reason of spaces is no reason.
+  reason.addEventListener('input', () => reason.setCustomValidity(reason.value.trim() ? '' : 'Say what you checked and where.'));
+  reason.setCustomValidity('Say what you checked and where.');
   committed.addEventListener('change', sync);
   notCommitted.addEventListener('change', sync);
   sync();
   return operatorForm({
     testid: 'resolve',
     title: 'Resolve',
-    hint: h('p', { class: 'hint' }, 'Look the effect up at the provider (search for the reference ', h('code', {}, effect.effectId.slice(0, 16) + '…'), ' or the target). Record what you found; effectd tells the agent and never asks the model whether it happened.'),
+    hint: h('p', { class: 'hint' }, 'Look the effect up at the provider (search for the reference ', h('code', { class: 'wrap' }, effect.effectId), ' or the target). Record what you found; effectd tells the agent and never asks the model whether it happened.'),
     fields: [
-      h('div', { class: 'choice' },
+      h('fieldset', { class: 'choice', 'data-testid': 'outcome' },
+        h('legend', {}, 'What did you find at the provider? (choose one)'),
         h('label', { class: 'option' }, committed, h('span', {}, h('b', {}, 'It happened'), ' — committed, with the receipt')),
         h('label', { class: 'option' }, notCommitted, h('span', {}, h('b', {}, 'It did not happen'), ' — not committed; the agent may try again as a new step'))),
       receiptRow,
-      h('label', { class: 'field' }, h('span', {}, 'Reason'), reason),
+      h('label', { class: 'field' }, h('span', {}, 'Reason (required)'), reason),
     ],
     submitLabel: `Record resolution as ${me.name}`,
-    send: () => api(`/v1/effects/${enc(effect.effectId)}/resolve`, { method: 'POST', body: { outcome: committed.checked ? 'committed' : 'not_committed', reason: reason.value.trim(), ...(committed.checked && receipt.value.trim() ? { receipt: receipt.value.trim() } : {}) } }),
+    send: () => {
+      if (!committed.checked && !notCommitted.checked) throw new Error('Choose what you found: it happened, or it did not.');
+      return api(`/v1/effects/${enc(effect.effectId)}/resolve`, { method: 'POST', body: { outcome: committed.checked ? 'committed' : 'not_committed', reason: reason.value.trim(), ...(committed.checked && receipt.value.trim() ? { receipt: receipt.value.trim() } : {}) } });
+    },
     done: (resolved) => `Recorded: ${STATE_LABEL[resolved.state] ?? resolved.state}, resolved by ${resolved.resolvedBy}.`,
   }, after);
+}
+
+// ---------------------------------------------------------------- lists and search
+
+/** A page of effects as a table: state, what, where, and a link to each. */
+function effectRows(effects) {
+  return h('table', { class: 'list-table', 'data-testid': 'effect-table' },
+    h('thead', {}, h('tr', {}, ...['state', 'tool', 'target', 'workflow', 'step', 'receipt / why'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...effects.map((e) => h('tr', { 'data-testid': 'effect-row', dataset: { effectId: e.effectId, state: e.state } },
+      h('td', {}, h('a', { href: `#/effect/${enc(e.effectId)}`, 'aria-label': `effect ${e.effectId}: ${e.tool} for ${e.target}, ${STATE_LABEL[e.state] ?? e.state}` }, stateBadge(e.state))),
+      h('td', {}, h('a', { href: `#/effect/${enc(e.effectId)}`, class: 'mono', title: e.effectId }, e.tool)),
+      h('td', { class: 'cell-wrap' }, e.target),
+      h('td', {}, h('a', { href: `#/workflow/${enc(e.tenant)}/${enc(e.workflowId)}`, class: 'cell-wrap mono' }, e.workflowId), e.tenant !== 'default' ? h('span', { class: 'muted' }, ` · ${e.tenant}`) : null),
+      h('td', {}, String(e.step)),
+      h('td', { class: 'cell-wrap small' }, e.receipt ? h('code', { class: 'receipt' }, e.receipt) : e.reason ?? e.message ?? '')))));
+}
+
+/** A page of workflows as a table (saga runs with their saga and status). */
+function workflowRows(workflows, { sagas = false } = {}) {
+  const head = sagas ? ['saga', 'status', 'workflow', 'effects', 'last event'] : ['workflow', 'effects', 'tools', 'last event'];
+  return h('table', { class: 'list-table', 'data-testid': sagas ? 'saga-table' : 'workflow-table' },
+    h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...workflows.map((w) => {
+      const href = `#/workflow/${enc(w.tenant)}/${enc(w.workflowId)}`;
+      const states = h('span', { class: 'state-row small' }, ...Object.entries(w.states).map(([st, n]) => h('span', {}, stateBadge(st), ` ${n}`)));
+      const id = h('td', {}, h('a', { href, class: 'cell-wrap mono' }, w.workflowId), w.tenant !== 'default' ? h('span', { class: 'muted' }, ` · ${w.tenant}`) : null, w.needsOperator ? h('span', { class: 'needs-dot', title: 'an effect needs a human' }, ' ●') : null);
+      const last = h('td', { class: 'nowrap' }, timeEl(w.lastEventAt, when(w.lastEventAt)));
+      return sagas
+        ? h('tr', { 'data-testid': 'saga-row', dataset: { workflowId: w.workflowId, status: w.sagaStatus ?? '' } }, h('td', {}, h('a', { href }, w.saga)), h('td', {}, w.sagaStatus ? sagaBadge(w.sagaStatus) : '—', w.sagaWhy ? h('div', { class: 'small muted cell-wrap' }, w.sagaWhy) : null), id, h('td', {}, states), last)
+        : h('tr', { 'data-testid': 'workflow-list-row', dataset: { workflowId: w.workflowId } }, id, h('td', {}, states), h('td', { class: 'small mono cell-wrap' }, w.tools.join(', ')), last);
+    })));
+}
+
+function listPanel(title, intro, pager, extra) {
+  return h('div', { class: 'panel' }, h('div', { class: 'panel-head' }, h('h1', {}, title), extra ?? null), intro ? h('p', { class: 'hint' }, intro) : null, pager.el);
+}
+
+/** Effects by state (the lifecycle's states, and `attention`: what needs a human), a page at a time. */
+async function effectsView(state) {
+  const states = ['attention', ...STATES, 'all'];
+  const labelOf = (st) => (st === 'attention' ? 'need a human' : st === 'all' ? 'every state' : STATE_LABEL[st] ?? st);
+  const tabs = h('nav', { class: 'tabs', 'aria-label': 'effects by state', 'data-testid': 'state-tabs' }, ...states.map((st) => h('a', { href: `#/effects/${enc(st)}`, 'data-testid': `state-tab-${st}`, ...(st === state ? { 'aria-current': 'page' } : {}) }, labelOf(st))));
+  const query = state === 'all' ? '' : `state=${enc(state)}&`;
+  const pager = cursorPager({ testid: 'effects-list', size: LIST_PAGE, empty: `No effect is ${labelOf(state)} now.`, render: effectRows,
+    load: async (cursor) => {
+      const page = await api(`/v1/effects?${query}limit=${LIST_PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      return { rows: page.effects, nextCursor: page.nextCursor, note: page.window ? `Settled states are listed from ${page.window}.` : undefined };
+    } });
+  await pager.ready;
+  return { nodes: [h('div', { class: 'panel' }, h('h1', {}, `Effects: ${labelOf(state)}`), tabs, h('p', { class: 'hint' }, 'Most recently active first. Open states (in flight, unknown, escalated, held, …) are listed completely.'), pager.el)] };
+}
+
+/** Every workflow the caller may see, a page at a time; `attention` only those waiting for a human. */
+async function workflowsView() {
+  let attention = false;
+  const toggle = h('input', { type: 'checkbox', id: 'wf-attention', 'data-testid': 'workflows-attention', onchange: () => { attention = toggle.checked; pager.reload(); } });
+  const pager = cursorPager({ testid: 'workflows-list', size: LIST_PAGE, render: (rows) => workflowRows(rows),
+    load: async (cursor) => {
+      const page = await api(`/v1/workflows?limit=${LIST_PAGE}${attention ? '&attention=1' : ''}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      return { rows: page.workflows, nextCursor: page.nextCursor, total: page.total };
+    } });
+  await pager.ready;
+  return { nodes: [listPanel('Workflows', 'Most recently active first: every workflow with an open effect, and those among the recently active effects.', pager, h('label', { class: 'inline-field', for: 'wf-attention' }, toggle, ' only those waiting for a human'))] };
+}
+
+/** Saga runs with their status, a page at a time, and the sagas this effectd runs. */
+async function sagasView() {
+  const pager = cursorPager({ testid: 'sagas-list', size: LIST_PAGE, empty: 'No saga has run yet (POST /v1/sagas starts one).', render: (rows) => workflowRows(rows, { sagas: true }),
+    load: async (cursor) => {
+      const page = await api(`/v1/workflows?saga=1&limit=${LIST_PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      return { rows: page.workflows, nextCursor: page.nextCursor, total: page.total };
+    } });
+  const [defs] = await Promise.all([api('/v1/sagas').catch(() => undefined), pager.ready]);
+  const defined = defs ? h('div', { class: 'panel' }, h('h2', {}, 'Sagas this effectd runs'),
+    h('ul', { class: 'plain', 'data-testid': 'saga-definitions' }, ...defs.sagas.map((d) => h('li', {}, h('b', {}, d.name), ` v${d.version}: `, d.steps.map((st) => `${st.name}${st.compensation ? ` (undo ${st.compensation})` : ''}`).join(' → ')))),
+    defs.unavailable.length ? h('p', { class: 'hint' }, 'Set aside: ', defs.unavailable.map((u) => `${u.name} (${u.why})`).join('; ')) : null) : null;
+  return { nodes: [listPanel('Saga runs', 'Most recently active first, each with its status (a compensated saga undid its committed steps).', pager), defined] };
+}
+
+/**
+ * Search: the effect and the workflow whose id is exactly the text (found even outside the recent
+ * window), then every effect and workflow whose id, tool, target or receipt contains it.
+ */
+async function searchView(q) {
+  const exact = [];
+  const [effect, workflow] = await Promise.all([
+    api(`/v1/effects/${enc(q)}`).catch(() => undefined),
+    /^[A-Za-z0-9._:@-]+$/.test(q) && q !== '.' && q !== '..' ? api(`/v1/workflows/${enc(q)}`).catch(() => undefined) : undefined,
+  ]);
+  if (effect?.effectId) exact.push(h('li', { 'data-testid': 'search-exact-effect' }, 'Effect ', h('a', { href: `#/effect/${enc(effect.effectId)}`, class: 'mono wrap' }, effect.effectId), ` — ${effect.tool} for ${effect.target}, `, stateBadge(effect.state)));
+  if (workflow?.workflowId) exact.push(h('li', { 'data-testid': 'search-exact-workflow' }, 'Workflow ', h('a', { href: `#/workflow/${enc(workflow.tenant)}/${enc(workflow.workflowId)}`, class: 'mono wrap' }, workflow.workflowId), ` — ${workflow.effects.length} effect(s)`));
+  const effects = cursorPager({ testid: 'search-effects', size: LIST_PAGE, empty: 'No effect matches.', render: effectRows,
+    load: async (cursor) => {
+      const page = await api(`/v1/effects?q=${enc(q)}&limit=${LIST_PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      return { rows: page.effects, nextCursor: page.nextCursor };
+    } });
+  const workflows = cursorPager({ testid: 'search-workflows', size: LIST_PAGE, empty: 'No workflow matches.', render: (rows) => workflowRows(rows),
+    load: async (cursor) => {
+      const page = await api(`/v1/workflows?q=${enc(q)}&limit=${LIST_PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+      return { rows: page.workflows, nextCursor: page.nextCursor, total: page.total };
+    } });
+  await Promise.all([effects.ready, workflows.ready]);
+  return { nodes: [
+    h('div', { class: 'panel', 'data-testid': 'search-results' }, h('h1', { class: 'wrap' }, 'Search: ', h('q', {}, q)),
+      h('p', { class: 'hint' }, 'Effect ids (the reference effectd stamps at the provider), workflow ids, tools, targets and receipts that contain the text, ignoring case. Open effects are searched completely, settled ones among the recently active; an exact effect or workflow id is found however old.'),
+      exact.length ? h('ul', { class: 'plain exact' }, ...exact) : null),
+    h('div', { class: 'panel' }, h('h2', {}, 'Effects'), effects.el),
+    h('div', { class: 'panel' }, h('h2', {}, 'Workflows'), workflows.el)] };
 }

@@ -59,10 +59,33 @@ export function ago(iso, now = Date.now()) {
   return `${duration(now - Date.parse(iso))} ago`;
 }
 
-export function clock(iso) {
+/** The browser's time zone as a short name (`UTC`, `GMT+1`, `CEST`): every time the console shows carries it. */
+export function zone(at = new Date()) {
+  try {
+    return new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'local time';
+  } catch {
+    return 'local time';
+  }
+}
+
+/** 10:02:03.123 UTC — the local time of day, with its zone (`{ zone: false }` leaves it out, for a column that names it). */
+export function clock(iso, { zone: withZone = true, ms = true } = {}) {
   const d = new Date(iso);
   const pad = (n, w = 2) => String(n).padStart(w, '0');
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${ms ? `.${pad(d.getMilliseconds(), 3)}` : ''}`;
+  return withZone ? `${time} ${zone(d)}` : time;
+}
+
+/** 2026-12-02 10:02:03 UTC — a date and time with its zone (the full ISO instant is in the element's title). */
+export function when(iso) {
+  const d = new Date(iso);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clock(iso, { ms: false })}`;
+}
+
+/** A time as an element: its text with the zone, its title the exact instant in UTC. */
+export function timeEl(iso, text = clock(iso), attrs = {}) {
+  return h('time', { datetime: iso, title: new Date(iso).toISOString(), ...attrs }, text);
 }
 
 export const STATE_LABEL = {
@@ -78,4 +101,14 @@ export const STATE_LABEL = {
 
 export function stateBadge(state, extra = {}) {
   return h('span', { class: `badge state-${state}`, ...extra }, STATE_LABEL[state] ?? state);
+}
+
+/** A committed step that a compensation undid (a saga's step whose undo committed): not green. */
+export function undoneBadge(extra = {}) {
+  return h('span', { class: 'badge state-undone', title: 'committed, then undone by its compensation', ...extra }, 'undone');
+}
+
+/** Text that may be long (ids, targets): shown whole where it fits, cut with an ellipsis by CSS, the whole of it in the title. */
+export function name(text, cls = 'name', attrs = {}) {
+  return h('span', { class: cls, title: String(text), ...attrs }, String(text));
 }

@@ -1,6 +1,8 @@
 // The effect lifecycle as effectd serves it (GET /v1/meta, from src/core/effect-lifecycle.ts): every
 // set of states the console asks about is taken from there, so none can disagree with the server.
 
+/** Every state, in lifecycle order. */
+export const STATES = [];
 /** Not settled for good: a view showing one keeps refreshing (`open`). */
 export const OPEN = new Set();
 /** Needs a human, always or once effectd has no lookup left (`human` other than `no`). */
@@ -13,7 +15,9 @@ export const RELEASABLE = new Set();
 /** Takes the sets from a GET /v1/meta answer, replacing those of an earlier sign-in. */
 export function learnLifecycle(meta) {
   for (const set of [OPEN, HUMAN, RESOLVABLE, RELEASABLE]) set.clear();
+  STATES.length = 0;
   for (const row of meta.lifecycle) {
+    STATES.push(row.status);
     if (row.open) OPEN.add(row.status);
     if (row.human !== 'no') HUMAN.add(row.status);
     if (row.resolvable) RESOLVABLE.add(row.status);

@@ -1,7 +1,7 @@
 // A saga as a picture: its steps in order, each coloured by its effect's state, with the
 // compensation under every step that has one (dashed until it runs).
 import { s, STATE_LABEL } from './dom.js';
-import { STATE_COLOR } from './timeline.js';
+import { STATE_COLOR, UNDONE_COLOR } from './timeline.js';
 
 const BOX_H = 54;
 const GAP = 34;
@@ -13,16 +13,17 @@ function label(state) {
   return state === 'not started' ? 'not started' : STATE_LABEL[state] ?? state;
 }
 
-function box(g, x, y, w, item, { dashed = false, title: extra } = {}) {
+function box(g, x, y, w, item, { dashed = false, title: extra, undone = false } = {}) {
   const started = item.state !== 'not started';
-  const color = started ? STATE_COLOR[item.state] ?? '#8c959f' : '#afb8c1';
-  const node = s('g', { class: `saga-box${started ? '' : ' idle'}`, dataset: { step: item.name, state: item.state } });
+  const color = undone ? UNDONE_COLOR : started ? STATE_COLOR[item.state] ?? '#8c959f' : '#afb8c1';
+  const node = s('g', { class: `saga-box${started ? '' : ' idle'}${undone ? ' undone' : ''}`, dataset: { step: item.name, state: item.state, ...(undone ? { undone: 'true' } : {}) } });
   node.append(s('rect', { x, y, width: w, height: BOX_H, rx: 7, fill: started ? `${color}14` : '#fff', stroke: color, 'stroke-width': started ? 1.6 : 1.2, ...(dashed ? { 'stroke-dasharray': '5 3' } : {}) }));
   node.append(s('rect', { x, y, width: 5, height: BOX_H, rx: 2, fill: color }));
-  node.append(s('text', { x: x + 14, y: y + 19, class: 'saga-name' }, fit(item.name, w)));
+  node.append(s('text', { x: x + 14, y: y + 19, class: `saga-name${undone ? ' struck' : ''}` }, fit(item.name, w)));
   node.append(s('text', { x: x + 14, y: y + 34, class: 'saga-tool' }, fit(item.tool, w)));
-  node.append(s('text', { x: x + 14, y: y + 48, class: 'saga-state', fill: color }, `${label(item.state)}${item.receipt ? ` · ${item.receipt}` : ''}`.slice(0, Math.floor(w / 6.2))));
-  node.append(s('title', {}, `${item.name} (${item.tool})\n${label(item.state)}${item.receipt ? `\nreceipt ${item.receipt}` : ''}${extra ? `\n${extra}` : ''}`));
+  const stateText = undone ? `undone · was ${label(item.state)}` : label(item.state);
+  node.append(s('text', { x: x + 14, y: y + 48, class: 'saga-state', fill: color }, fit(`${stateText}${item.receipt ? ` · ${item.receipt}` : ''}`, w)));
+  node.append(s('title', {}, `${item.name} (${item.tool})\n${stateText}${undone ? ' (its compensation committed)' : ''}${item.receipt ? `\nreceipt ${item.receipt}` : ''}${extra ? `\n${extra}` : ''}`));
   g.append(node);
 }
 
@@ -45,7 +46,7 @@ export function sagaPicture(saga, width) {
   saga.steps.forEach((step, i) => {
     const x = PAD + i * (w + GAP);
     g.append(s('text', { x, y: PAD + 6, class: 'saga-kind' }, `${i + 1} · ${REVERSIBILITY[step.reversibility] ?? step.reversibility}`));
-    box(g, x, top, w, step);
+    box(g, x, top, w, step, { undone: step.compensation?.state === 'committed' });
     if (i < n - 1) g.append(s('line', { x1: x + w + 3, y1: top + BOX_H / 2, x2: x + w + GAP - 3, y2: top + BOX_H / 2, class: 'saga-arrow', 'marker-end': 'url(#arrow)' }));
     if (step.compensation) {
       const cy = top + BOX_H + 30;

@@ -10,6 +10,8 @@ const LANE = 48;
 
 const OUTCOME_COLOR = { committed: '#1a7f37', failed_before_effect: '#6e7781', terminal_failure: '#cf222e', unknown: '#bf8700' };
 const VERDICT_COLOR = { committed: '#1a7f37', not_committed: '#6e7781', pending: '#8c959f' };
+/** A committed step a compensation undid: neither green (it is not standing) nor red (it did happen). */
+export const UNDONE_COLOR = '#bf3989';
 export const STATE_COLOR = {
   committed: '#1a7f37', failed_before_effect: '#6e7781', terminal_failure: '#cf222e', unknown: '#bf8700',
   escalated: '#bc4c00', dispatching: '#0969da', declared: '#8c959f', held: '#8250df',
@@ -103,17 +105,21 @@ export function workflowPicture(workflow, options) {
     const { effect } = lane;
     const mine = events.filter((e) => e.effectId === effect.effectId);
     const selected = options.selected === effect.effectId;
-    g.setAttribute('class', `lane${selected ? ' selected' : ''}`);
+    const undone = options.undone?.has(effect.effectId) ?? false;
+    g.setAttribute('class', `lane${selected ? ' selected' : ''}${undone ? ' undone' : ''}`);
+    if (undone) g.dataset.undone = 'true';
     g.dataset.effectId = effect.effectId;
     g.append(s('rect', { x: 0, y, width: W, height: LANE, class: `lane-bg${i % 2 ? ' odd' : ''}` }));
 
     // Label (click to open the effect).
-    const label = s('g', { class: 'lane-label', tabindex: 0, role: 'button', 'aria-label': `effect ${effect.effectId}` });
+    const stateText = undone ? 'undone' : STATE_LABEL[effect.state] ?? effect.state;
+    const label = s('g', { class: 'lane-label', tabindex: 0, role: 'button', 'aria-label': `${stepLabel(effect.step)}: ${effect.tool} for ${effect.target}, ${stateText} (effect ${effect.effectId})` });
     label.append(s('rect', { x: 0, y, width: GUTTER, height: LANE, class: 'label-hit' }));
-    label.append(s('circle', { cx: 16, cy: y + 17, r: 5, fill: STATE_COLOR[effect.state] ?? '#8c959f' }));
-    label.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, `${stepLabel(effect.step)}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''}`, s('tspan', { class: `lane-state state-${effect.state}`, dx: 8 }, STATE_LABEL[effect.state] ?? effect.state)));
+    label.append(s('circle', { cx: 16, cy: y + 17, r: 5, fill: undone ? UNDONE_COLOR : STATE_COLOR[effect.state] ?? '#8c959f' }));
+    label.append(s('text', { x: 28, y: y + 21, class: 'lane-title' }, truncate(`${stepLabel(effect.step)}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''}`, 24), s('tspan', { class: `lane-state state-${undone ? 'undone' : effect.state}`, dx: 8 }, stateText)));
     label.append(s('text', { x: 28, y: y + 37, class: 'lane-sub' }, truncate(`${effect.tool} · ${effect.target}`, 33)));
-    label.append(title(`${effect.tool} for ${effect.target}\n${effect.effectId}\n${effect.message ?? ''}`));
+    // Whatever the gutter cut is whole in the tooltip (and in the accessible name above).
+    label.append(title(`${stepLabel(effect.step)}${effect.slot && effect.slot !== '0' ? ` · slot ${effect.slot}` : ''} — ${stateText}${undone ? ' (committed, then undone by its compensation)' : ''}\n${effect.tool} for ${effect.target}\n${effect.effectId}\n${effect.message ?? ''}`));
     if (options.onSelect) {
       label.addEventListener('click', () => options.onSelect(effect.effectId));
       label.addEventListener('keydown', (ev) => ev.key === 'Enter' && options.onSelect(effect.effectId));
@@ -250,4 +256,5 @@ export const LEGEND = [
   ['escalated', 'escalated'],
   ['band-human', 'with a human'],
   ['resolved', 'resolved by an operator'],
+  ['undone', 'undone (committed, then compensated)'],
 ];

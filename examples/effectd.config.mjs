@@ -1,6 +1,6 @@
 // An effectd configuration as a project writes it: its own provider, tools, compensation and saga.
-//   npx effectd config check ./effectd.config.mjs
-//   npx effectd start --config ./effectd.config.mjs
+//   node_modules/.bin/effectd config check ./effectd.config.mjs   (never a bare `npx effectd`: the
+//   node_modules/.bin/effectd start --config ./effectd.config.mjs   name is not claimed on npm)
 // (EFFECTD_PROVIDER_WAREHOUSE_URL=http://… points the provider elsewhere, e.g. a test's port.)
 import { defineCompensation, defineConfig, defineSaga, defineTool, z } from 'effectd';
 

@@ -1,8 +1,8 @@
 import { createParamDecorator, Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { Caller } from '../gateway/caller.js';
-import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
-import { RUNTIME } from './runtime.token.js';
+import { bearerToken, type Caller } from '../gateway/caller.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { GATEWAY } from './tokens.js';
 
 type AuthenticatedRequest = FastifyRequest & { caller?: Caller };
 
@@ -12,12 +12,12 @@ export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionCon
 /** Every /v1 call needs `Authorization: Bearer <token>`; who may do what is the gateway's to decide. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  constructor(@Inject(RUNTIME) private readonly runtime: EffectdRuntime) {}
+  constructor(@Inject(GATEWAY) private readonly gateway: Gateway) {}
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    request.caller = this.runtime.gateway.authenticate(match?.[1], 'http');
+    request.caller = this.gateway.authenticate(bearerToken(request.raw.rawHeaders), 'http');
     return true;
   }
 }
+

@@ -5,9 +5,9 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { rememberWrittenNumbers } from '../core/json-number-literals.js';
-import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import type { EffectdApp } from '../runtime/compose.js';
 import { AuthGuard } from './auth.guard.js';
 import { consoleController } from './console-assets.js';
 import { DecisionsController } from './decisions.controller.js';
@@ -17,13 +17,14 @@ import { EffectsController } from './effects.controller.js';
 import { EffectdErrorFilter, HttpBodyRefused } from './error-filter.js';
 import { HealthController } from './health.controller.js';
 import { MetaController } from './meta.controller.js';
-import { RUNTIME } from './runtime.token.js';
+import { GATEWAY, HEALTH, METRICS } from './tokens.js';
 import { isMcpPath, mcpHttp, type McpHttpOptions } from '../mcp/mcp-http.js';
 import { SessionController } from './session.controller.js';
 import { ToolsController } from './tools.controller.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { TraceContextInterceptor } from '../tracing/trace-context.interceptor.js';
 import { tracingOn } from '../tracing/tracer.js';
+import { loadSettings } from '../config/settings-loader.js';
 import { EffectdError } from '../core/errors.js';
 
 /** Every Nest controller of the HTTP ingress (test/unit/openapi-routes.unit.spec.ts checks the OpenAPI document against them). */
@@ -31,12 +32,13 @@ export const API_CONTROLLERS = [EffectsController, WorkflowsController, Decision
 
 @Module({})
 class ApiModule {
-  static forRuntime(runtime: EffectdRuntime): DynamicModule {
+  static forApp(app: EffectdApp): DynamicModule {
     return {
       module: ApiModule,
       // The console is no part of the API (the OpenAPI document does not list it).
       controllers: [...API_CONTROLLERS, consoleController()],
-      providers: [{ provide: RUNTIME, useValue: runtime }, AuthGuard],
+      // One provider per part: a controller receives only what it uses.
+      providers: [{ provide: GATEWAY, useValue: app.gateway }, { provide: METRICS, useValue: app.metrics }, { provide: HEALTH, useValue: app.health }, AuthGuard],
     };
   }
 }
@@ -52,7 +54,8 @@ export interface HttpServer {
 
 /**
  * How long a client may take and how many connections it may hold (docs/http-api.md, "Limits"):
- * a slow or silent client gives up its connection instead of holding it for minutes.
+ * a slow or silent client gives up its connection instead of holding it for minutes. Settings.http
+ * (EFFECTD_HTTP_*, checked by the settings loader).
  */
 export interface HttpLimits {
   /** Time to receive the request headers (EFFECTD_HTTP_HEADERS_TIMEOUT_MS, default 10 s). */
@@ -63,28 +66,8 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at most; more are refused (EFFECTD_HTTP_MAX_CONNECTIONS, default 1024). */
   maxConnections: number;
-}
-
-const LIMIT_ENV: Record<keyof HttpLimits, [string, number]> = {
-  headersTimeoutMs: ['EFFECTD_HTTP_HEADERS_TIMEOUT_MS', 10_000],
-  requestTimeoutMs: ['EFFECTD_HTTP_REQUEST_TIMEOUT_MS', 30_000],
-  keepAliveTimeoutMs: ['EFFECTD_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000],
-  maxConnections: ['EFFECTD_HTTP_MAX_CONNECTIONS', 1_024],
-};
-
-/** The HTTP limits from the environment, with their defaults; a value that is not a positive integer stops the start. */
-export function httpLimits(env: NodeJS.ProcessEnv = process.env): HttpLimits {
-  const limits = {} as HttpLimits;
-  for (const [field, [name, fallback]] of Object.entries(LIMIT_ENV) as [keyof HttpLimits, [string, number]][]) {
-    const raw = env[name];
-    const value = raw === undefined || raw === '' ? fallback : Number(raw);
-    if (!Number.isSafeInteger(value) || value <= 0) throw new EffectdError('invalid_config', `${name} must be a positive integer, not "${raw}"`);
-    limits[field] = value;
-  }
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new EffectdError('invalid_config', `EFFECTD_HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed EFFECTD_HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}): the request timeout covers the headers too`);
-  }
-  return limits;
+  /** The largest request body, on /v1 and /mcp alike (EFFECTD_BODY_LIMIT_BYTES, default 1 MiB, the Kafka command limit too). */
+  bodyLimitBytes?: number;
 }
 
 /** `application/json` or `application/*+json`, with no charset or UTF-8 (RFC 8259: JSON is UTF-8). */
@@ -116,10 +99,35 @@ function jsonBodiesOnly(request: FastifyRequest, reply: FastifyReply, done: () =
   });
 }
 
-/** 1 MB, as Express's body parser counted it ('1mb'): of the body as read, after any gzip or deflate. */
-const BODY_LIMIT = 1024 * 1024;
+/** 1 MB, as Express's body parser counted it ('1mb'): of the body as read, after any gzip or deflate. EFFECTD_BODY_LIMIT_BYTES changes it, for every door. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-const tooLarge = () => new HttpBodyRefused(413, { error: 'too_large', message: 'the request body is over 1 MB' });
+/** A limit as people say it: "1 MB" for 1,048,576 bytes (as Express counted '1mb'), else its bytes. */
+export function bodyLimitText(limit: number): string {
+  return limit % (1024 * 1024) === 0 ? `${limit / (1024 * 1024)} MB` : limit % 1024 === 0 ? `${limit / 1024} kB` : `${limit} bytes`;
+}
+
+const tooLarge = (limit: number) => new HttpBodyRefused(413, { error: 'too_large', message: `the request body is over ${bodyLimitText(limit)} (EFFECTD_BODY_LIMIT_BYTES=${limit}); nothing was recorded` });
+
+/** Strict UTF-8: invalid bytes throw (TextDecoder's default would replace them with U+FFFD). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Where the first invalid UTF-8 sequence starts (for the refusal's message). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let lo = 0;
+  let hi = bytes.length;
+  // The longest valid prefix, by halving (a fatal decoder only says yes or no).
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
 
 /** The stream the body is read from: the request itself, or it inflated (gzip, deflate, br) as Express's body parser did. */
 function bodyStream(req: IncomingMessage): IncomingMessage | Transform {
@@ -140,7 +148,11 @@ function bodyStream(req: IncomingMessage): IncomingMessage | Transform {
  * (as Express's `strict: false`), so `null` or `5` is answered for what it is — not an object —
  * rather than "not valid JSON". The text is kept for one scan: how money numbers were written.
  */
-function readJsonBody(request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void): void {
+function readJsonBody(limit: number) {
+  return (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => readJsonBodyUpTo(limit, request, done);
+}
+
+function readJsonBodyUpTo(limit: number, request: FastifyRequest, done: (error: Error | null, body?: unknown) => void): void {
   const req = request.raw;
   let stream: IncomingMessage | Transform;
   try {
@@ -149,7 +161,7 @@ function readJsonBody(request: FastifyRequest, _payload: unknown, done: (error: 
     return done(error as Error);
   }
   // A declared length over the limit is refused before reading (a compressed one counts as inflated).
-  if (stream === req && Number(req.headers['content-length'] ?? 0) > BODY_LIMIT) return done(tooLarge());
+  if (stream === req && Number(req.headers['content-length'] ?? 0) > limit) return done(tooLarge(limit));
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
@@ -167,13 +179,20 @@ function readJsonBody(request: FastifyRequest, _payload: unknown, done: (error: 
   };
   stream.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (size > BODY_LIMIT) return finish(tooLarge());
+    if (size > limit) return finish(tooLarge(limit));
     chunks.push(chunk);
   });
   stream.on('error', (error: Error) => finish(new HttpBodyRefused(400, { error: 'bad_request', message: `the request body could not be read: ${error.message}` })));
   req.on('aborted', () => finish(new HttpBodyRefused(400, { error: 'bad_request', message: 'the request body could not be read: request aborted' })));
   stream.on('end', () => {
-    const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    // JSON is UTF-8 (RFC 8259): bytes that are not are refused, never replaced with U+FFFD and acted on.
+    let raw: string;
+    try {
+      raw = UTF8.decode(bytes);
+    } catch {
+      return finish(new HttpBodyRefused(400, { error: 'invalid_json', message: `the request body is not valid UTF-8 (byte ${firstInvalidUtf8(bytes)} starts an invalid sequence): send JSON encoded as UTF-8; nothing was recorded` }));
+    }
     // As Express read it: a UTF-8 byte order mark is dropped, and a chunked body with no bytes is `{}`.
     const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     if (text.length === 0) return finish(null, hasBody(req) ? {} : undefined);
@@ -189,18 +208,29 @@ function readJsonBody(request: FastifyRequest, _payload: unknown, done: (error: 
 }
 
 /** Starts the HTTP ingress (NestJS on Fastify) for one runtime; MCP and the drain gate sit on Node's HTTP server in front of it. */
-export async function startHttpServer(runtime: EffectdRuntime, port: number, host = '127.0.0.1', limits: HttpLimits = httpLimits(), mcpOptions: Omit<McpHttpOptions, 'host'> = {}): Promise<HttpServer> {
-  const mcp = mcpHttp(runtime, { host, ...mcpOptions });
+export async function startHttpServer(runtime: EffectdApp, port: number, host = '127.0.0.1', limits: HttpLimits = loadSettings({}).http, mcpOptions: Omit<McpHttpOptions, 'host'> = {}): Promise<HttpServer> {
+  const bodyLimit = limits.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
+  const mcp = mcpHttp(runtime, { host, bodyLimitBytes: bodyLimit, ...mcpOptions });
   const drain = drainGate();
   let server: Server | undefined;
   const adapter = new FastifyAdapter({
     // Node's server is effectd's own: every request passes the drain gate, and MCP (Streamable
     // HTTP) at /mcp is answered on Node's request and response — the SDK reads its own body.
     serverFactory: (fastify: (req: IncomingMessage, res: ServerResponse) => void) => {
-      server = createServer((req: IncomingMessage, res: ServerResponse) => drain.admit(req, res, () => (isMcpPath(req.url) ? mcp.handle(req, res) : fastify(req, res))));
+      server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        // Every answer (API, /mcp, the drain's 503, a bad URL's 400): never sniffed as another type,
+        // never cached (it carries tenants' data). A route that may be cached says so itself (the console's assets).
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.setHeader('Cache-Control', 'no-store');
+        drain.admit(req, res, () => (isMcpPath(req.url) ? mcp.handle(req, res) : fastify(req, res)));
+      });
       return server;
     },
-    bodyLimit: BODY_LIMIT,
+    bodyLimit,
+    // A URL the router cannot read (malformed percent-encoding, …) is answered in effectd's shape, not Fastify's.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      void reply.status(400).send({ error: 'bad_request', action: 'invalid_input', message: `the URL cannot be read: ${error.code === 'FST_ERR_BAD_URL' ? 'it has malformed percent-encoding (a % must start %XX of UTF-8 bytes; send a literal % as %25)' : error.message}; nothing was recorded` });
+    },
     // The drain gate answers 503 itself (shutting_down); Fastify closes idle connections on close.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -211,11 +241,11 @@ export async function startHttpServer(runtime: EffectdRuntime, port: number, hos
     // not the router's 414).
     routerOptions: { maxParamLength: 1 << 20, ignoreTrailingSlash: true, caseSensitive: false },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRuntime(runtime), adapter, { bodyParser: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forApp(runtime), adapter, { bodyParser: false, logger: ['error', 'warn'] });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', jsonBodiesOnly);
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { bodyLimit: BODY_LIMIT }, readJsonBody);
+  fastify.addContentTypeParser('*', { bodyLimit }, readJsonBody(bodyLimit));
   app.useGlobalFilters(new EffectdErrorFilter(runtime.logger));
   // Handlers run in the caller's trace (its traceparent header) when traces are exported. Only
   // then: with no interceptor at all Nest calls a handler directly, without an RxJS pipeline per request.

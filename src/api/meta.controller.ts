@@ -1,16 +1,16 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
-import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import type { Gateway } from '../gateway/gateway.js';
 import { AuthGuard } from './auth.guard.js';
-import { RUNTIME } from './runtime.token.js';
+import { GATEWAY } from './tokens.js';
 
 @Controller('v1/meta')
 @UseGuards(AuthGuard)
 export class MetaController {
-  constructor(@Inject(RUNTIME) private readonly runtime: EffectdRuntime) {}
+  constructor(@Inject(GATEWAY) private readonly gateway: Gateway) {}
 
   /** The effect lifecycle table: every status, what it means and what it allows (the console takes its sets of states from it). */
   @Get()
   meta() {
-    return this.runtime.gateway.meta();
+    return this.gateway.meta();
   }
 }

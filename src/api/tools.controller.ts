@@ -1,16 +1,16 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
-import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import type { Gateway } from '../gateway/gateway.js';
 import { AuthGuard } from './auth.guard.js';
-import { RUNTIME } from './runtime.token.js';
+import { GATEWAY } from './tokens.js';
 
 @Controller('v1/tools')
 @UseGuards(AuthGuard)
 export class ToolsController {
-  constructor(@Inject(RUNTIME) private readonly runtime: EffectdRuntime) {}
+  constructor(@Inject(GATEWAY) private readonly gateway: Gateway) {}
 
   /** Every configured tool: its contract and the JSON Schema of its arguments (no provider secrets). */
   @Get()
   list() {
-    return this.runtime.gateway.toolCatalog();
+    return this.gateway.toolCatalog();
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadSettings, type Environment } from '../config/settings-loader.js';
 import { defaultTokenDataDir } from './token.command.js';
 
 export interface ApiTarget {
@@ -8,11 +9,11 @@ export interface ApiTarget {
 }
 
 /** Where the operator CLI talks to: --url/--token, else EFFECTD_URL/EFFECTD_TOKEN, else the local data dir's credentials (found as `effectd token` finds them). */
-export function apiTarget(values: Record<string, string | boolean | undefined>, role: 'agent' | 'operator'): ApiTarget {
-  const url = String(values.url ?? process.env.EFFECTD_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-  const explicit = (values.token as string | undefined) ?? process.env.EFFECTD_TOKEN;
-  if (explicit) return { url, token: explicit };
-  const file = join(values['data-dir'] !== undefined ? resolve(String(values['data-dir'])) : defaultTokenDataDir(), 'credentials.json');
+export function apiTarget(values: Record<string, string | boolean | undefined>, role: 'agent' | 'operator', env: Environment): ApiTarget {
+  const settings = loadSettings(env, { url: values.url, token: values.token, dataDir: values['data-dir'] });
+  const { url } = settings;
+  if (settings.token) return { url, token: settings.token };
+  const file = join(settings.dataDir !== undefined ? resolve(settings.dataDir) : defaultTokenDataDir(), 'credentials.json');
   if (!existsSync(file)) throw new Error(`no token: pass --token (or EFFECTD_TOKEN), or --data-dir of an effectd whose ${file} holds an ${role} credential`);
   const { credentials } = JSON.parse(readFileSync(file, 'utf8')) as { credentials: { token: string; role: string }[] };
   const found = credentials.find((c) => c.role === role);

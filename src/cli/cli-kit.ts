@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Environment } from '../config/settings-loader.js';
 
 export interface CommandSpec {
   name: string;
@@ -7,7 +8,11 @@ export interface CommandSpec {
   options: NonNullable<ParseArgsConfig['options']>;
   /** One line per option, printed by --help. */
   optionHelp: [string, string][];
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
+  /**
+   * `env`: the process's environment, handed over by src/cli/main.ts (the one place that reads it);
+   * a command turns it into Settings with loadSettings(env, its flags) and passes those down.
+   */
+  run(values: Record<string, string | boolean | undefined>, positionals: string[], env: Environment): Promise<number>;
 }
 
 export function helpText(command: CommandSpec): string {

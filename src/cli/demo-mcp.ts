@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Settings } from '../config/settings-loader.js';
 import { openDemoStage } from './demo-stage.js';
 
 interface Outcome { status: string; message: string; replayed?: boolean; receipt?: string; effectId: string; waitedMs?: number }
@@ -9,8 +10,8 @@ interface Outcome { status: string; message: string; replayed?: boolean; receipt
  * spec tells clients to after a broken stream: a new JSON-RPC id, the same `_meta` identity. The
  * ledger absorbs it, and the provider's own records show one charge.
  */
-export async function runMcpDemo(dataDirOption: string | undefined): Promise<number> {
-  const stage = await openDemoStage(dataDirOption, 'effectd demo --mcp — a lost reply over MCP, re-issued under a new JSON-RPC id, without a second charge', (url) => `serving MCP at ${url}/mcp`);
+export async function runMcpDemo(settings: Settings, dataDirOption: string | undefined): Promise<number> {
+  const stage = await openDemoStage(settings, dataDirOption, 'effectd demo --mcp — a lost reply over MCP, re-issued under a new JSON-RPC id, without a second charge', (url) => `serving MCP at ${url}/mcp`);
   const { runtime, server, say } = stage;
   // What the client sends, as seen on the wire: each tools/call's JSON-RPC id and its _meta.
   const sent: { id: unknown; meta: unknown }[] = [];

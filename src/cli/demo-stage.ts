@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startHttpServer, type HttpServer } from '../api/http-server.js';
-import { simulatorCall, spawnSimulator } from '../harness/simulator-process.js';
+import type { Settings } from '../config/settings-loader.js';
+import { simulatorCall, spawnSimulator } from '@effectd/simulators';
 import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
 
 interface Charge { id: string; amount: number; currency: string; metadata: Record<string, string> }
@@ -21,15 +22,15 @@ export interface DemoStage {
   close(): Promise<void>;
 }
 
-export async function openDemoStage(dataDirOption: string | undefined, title: string, serving: (url: string) => string): Promise<DemoStage> {
+export async function openDemoStage(settings: Settings, dataDirOption: string | undefined, title: string, serving: (url: string) => string): Promise<DemoStage> {
   const started = performance.now();
   const dataDir = dataDirOption ? resolve(dataDirOption) : mkdtempSync(join(tmpdir(), 'effectd-demo-'));
   const say = (line = '') => console.log(line);
   say(`${title}\n`);
   const payments = await spawnSimulator('payments');
   say(`1. Simulated payment provider (Stripe v1 semantics) running in its own process (pid ${payments.pid}) at ${payments.url}`);
-  const runtime = await createRuntime({ dataDir, providerUrls: { payments: payments.url } });
-  const server = await startHttpServer(runtime, 0);
+  const runtime = await createRuntime({ dataDir, settings, providerUrls: { payments: payments.url } });
+  const server = await startHttpServer(runtime, 0, '127.0.0.1', settings.http);
   runtime.startReconciler();
   say(`2. effectd (embedded SQLite ledger at ${dataDir}/ledger.db) ${serving(server.url)}`);
   return {

@@ -2,6 +2,7 @@ import type { AgentOutcome } from '../core/agent-outcome.js';
 import type { CommandSpec } from './cli-kit.js';
 import { runMcpDemo } from './demo-mcp.js';
 import { openDemoStage } from './demo-stage.js';
+import { loadSettings } from '../config/settings-loader.js';
 
 export const demoCommand: CommandSpec = {
   name: 'demo',
@@ -12,10 +13,12 @@ export const demoCommand: CommandSpec = {
     ['--data-dir D', 'where the demo ledger lives (default: a fresh temporary directory)'],
     ['--mcp', 'the agent calls over MCP (official client SDK, Streamable HTTP at /mcp) and re-issues the call under a new JSON-RPC id'],
   ],
-  async run(values) {
+  async run(values, _positionals, env) {
+    // The demo's ledger is its own (--data-dir, else a fresh temporary directory), never EFFECTD_DATA_DIR's.
+    const settings = loadSettings(env);
     const dataDir = values['data-dir'] ? String(values['data-dir']) : undefined;
-    if (values.mcp) return runMcpDemo(dataDir);
-    const stage = await openDemoStage(dataDir, 'effectd demo — a lost reply, handled without a second charge', (url) => `listening on ${url}`);
+    if (values.mcp) return runMcpDemo(settings, dataDir);
+    const stage = await openDemoStage(settings, dataDir, 'effectd demo — a lost reply, handled without a second charge', (url) => `listening on ${url}`);
     const { runtime, server, say } = stage;
     try {
       await stage.armLostReply();

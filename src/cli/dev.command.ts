@@ -1,12 +1,15 @@
 import { refuseInspectorSignal } from './signals.js';
 import { join, resolve } from 'node:path';
 import { startHttpServer, type HttpServer } from '../api/http-server.js';
-import { spawnSimulator, type SimulatorProcess } from '../harness/simulator-process.js';
+import { spawnSimulator, type SimulatorProcess } from '@effectd/simulators';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { startTracing, type TracingHandle } from '../tracing/start-tracing.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
-import { Drain, drainTimeoutMs } from './drain.js';
+import { Drain } from './drain.js';
+import { loadSettings } from '../config/settings-loader.js';
+import { loadConfig } from '../config/config-loader.js';
+import { readConfigFile } from '../config/read-config-file.js';
 import { cliInvocation, dataDirFlag, tokenCommandFor, tokenCommandLine } from './token.command.js';
 
 /** The built-in providers (config/builtin-tools.json) and the simulator that plays each. */
@@ -33,24 +36,27 @@ export const devCommand: CommandSpec = {
     ['--port N', 'HTTP port (default 8080; 0 picks a free one)'],
     ['--host H', 'address to listen on (default 127.0.0.1)'],
     ['--data-dir D', 'the dev ledger, secret and credentials (default ./.effectd-dev); the simulators keep their state in memory only'],
-    ['--config FILE', 'your providers, tools and sagas, as for effectd start (or EFFECTD_CONFIG); the simulators answer for the built-in providers'],
+    ['--config FILE', 'your providers, tools and sagas, as for effectd start (or EFFECTD_CONFIG); only the simulators of the built-in providers its tools use start, and answer for them'],
   ],
-  async run(values) {
+  async run(values, _positionals, env) {
+    const settings = loadSettings(env, { config: values.config });
     const port = portOption(values.port, 8080);
     const host = String(values.host ?? '127.0.0.1');
     const dataDir = resolve(String(values['data-dir'] ?? '.effectd-dev'));
-    const drainMs = drainTimeoutMs();
-    const logger = createLogger({ fd: 1, env: process.env });
+    const drainMs = settings.drainTimeoutMs;
+    const logger = createLogger({ fd: 1, log: settings.log });
     const drain = new Drain(drainMs, logger);
     refuseInspectorSignal((line) => logger.warn(line));
-    const tracing = startTracing(process.env, (line) => logger.warn(line));
-    const simulators = await startSimulators(logger);
+    const tracing = startTracing(settings.tracing, (line) => logger.warn(line));
+    // Only the simulators of the built-in providers this configuration's tools use (all of them without --config).
+    const used = await providersUsed(settings.configFile);
+    const simulators = await startSimulators(logger, DEV_PROVIDERS.filter((p) => used.has(p.provider)));
     let runtime: EffectdRuntime | undefined;
     let server: HttpServer | undefined;
     try {
       const providerUrls = Object.fromEntries(simulators.map((s) => [s.provider, s.process.url]));
-      runtime = await createRuntime({ dataDir, configFile: values.config as string | undefined, providerUrls, logger });
-      server = await startHttpServer(runtime, port, host);
+      runtime = await createRuntime({ dataDir, settings, providerUrls, logger });
+      server = await startHttpServer(runtime, port, host, settings.http);
       runtime.startReconciler();
     } catch (error) {
       await server?.close();
@@ -73,8 +79,8 @@ export const devCommand: CommandSpec = {
 };
 
 /** Starts every simulator at once on free ports; if one fails the others are stopped. Any exit of dev takes them along. */
-async function startSimulators(logger: Logger): Promise<DevSimulator[]> {
-  const started = await Promise.allSettled(DEV_PROVIDERS.map(async ({ provider, kind, args }) => ({ provider, process: await spawnSimulator(kind, args) })));
+async function startSimulators(logger: Logger, providers: typeof DEV_PROVIDERS): Promise<DevSimulator[]> {
+  const started = await Promise.allSettled(providers.map(async ({ provider, kind, args }) => ({ provider, process: await spawnSimulator(kind, args) })));
   const running = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
@@ -100,6 +106,56 @@ async function stopAll(simulators: readonly DevSimulator[]): Promise<void> {
   await Promise.all(simulators.map((s) => s.process.stop()));
 }
 
+/** The providers some tool of the configuration names (the built-in tools' without a config file). */
+async function providersUsed(configFile: string | undefined): Promise<Set<string>> {
+  const config = loadConfig({ user: configFile ? await readConfigFile(configFile) : undefined });
+  return new Set(config.tools.map((t) => t.provider));
+}
+
+/** Arguments that work for the built-in tools "Try it" may call, in the order it prefers them. */
+const TRY_ARGS: readonly [string, Record<string, unknown>][] = [
+  ['payments.charge', { invoiceId: 'INV-1', amount: '49.00 USD' }],
+  ['email.send', { to: 'someone@example.com', subject: 'Hello from effectd dev', text: 'It works.' }],
+  ['weak.notify', { channel: 'ops', about: 'effectd dev', text: 'It works.' }],
+  ['travel.hold-flight', { flight: 'TP1946', date: '2027-06-12', passenger: 'Ana Lima' }],
+  ['cloud.create-instance', { name: 'dev-1', size: 'small', image: 'debian-12', region: 'eu-west-1' }],
+];
+
+/** "Try it" submits a tool this configuration has; a config of only its own tools is pointed at their schemas. */
+function tryLines(url: string, runtime: EffectdRuntime): string[] {
+  const names = new Set(runtime.tools.list().map((t) => t.name));
+  const known = TRY_ARGS.find(([name]) => names.has(name));
+  if (known) {
+    return [
+      `    curl -s -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
+      `      -d '${JSON.stringify({ workflowId: 'wf-1', step: 1, tool: known[0], args: known[1] })}'`,
+    ];
+  }
+  const first = [...names][0];
+  return [
+    `    curl -s ${url}/v1/tools -H "authorization: Bearer $TOKEN"   # your tools (${[...names].join(', ') || 'none'}) and the JSON Schema of their arguments`,
+    ...(first ? [`    curl -s -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"workflowId":"wf-1","step":1,"tool":"${first}","args":{…}}'`] : []),
+  ];
+}
+
+/**
+ * How to make one effect escalate, to try the console's resolve form (docs/watching.md): the weak
+ * simulator drops the reply of the next notification after acting on it; weak.notify has neither a
+ * key nor a lookup, so only a human can tell. Printed when this config has weak.notify on it.
+ */
+function escalateLines(url: string, runtime: EffectdRuntime, simulators: readonly DevSimulator[]): string[] {
+  const weak = simulators.find((s) => s.provider === 'weak');
+  if (!weak || !runtime.tools.list().some((t) => t.name === 'weak.notify' && t.provider.name === 'weak')) return [];
+  return [
+    '',
+    '  Make one escalate (then resolve it in the console as the operator; docs/watching.md):',
+    `    curl -s -w '\\n' -X POST ${weak.process.url}/_admin/faults -H 'content-type: application/json' -d '{"rules":[{"match":{"method":"POST","pathPrefix":"/notify"},"action":{"type":"drop-after-mutation"}}]}'`,
+    '    N=$(date +%s)',
+    `    curl -s -w '\\n' -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H 'prefer: wait=0' \\`,
+    `      -d '{"workflowId":"try-resolve-'$N'","step":1,"tool":"weak.notify","args":{"channel":"ops","about":"try '$N'","text":"hello"}}'`,
+  ];
+}
+
 function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSimulator[], dataDir: string, tracing: TracingHandle | undefined): string {
   const cli = cliInvocation();
   const toolsOf = (provider: string) => runtime.tools.list().filter((t) => t.provider.name === provider).map((t) => t.name);
@@ -117,7 +173,7 @@ function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSi
     row('Metrics', `${url}/metrics`),
     row('Traces', tracing?.describe.replace(/^traces: /, '') ?? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them over OTLP/HTTP)'),
     '',
-    '  Simulated providers:',
+    simulators.length ? '  Simulated providers:' : '  Simulated providers: none (no tool of this config uses a built-in provider)',
     ...simulators.map((s) => {
       const tools = toolsOf(s.provider);
       return `    ${s.provider.padEnd(width)}  ${s.process.url}  pid ${s.process.pid}  (${tools.length > 0 ? tools.join(', ') : 'no tool of this config uses it'})`;
@@ -130,9 +186,9 @@ function banner(url: string, runtime: EffectdRuntime, simulators: readonly DevSi
     '',
     '  Try it:',
     `    ${tokenCommandLine(dataDir)}`,
-    `    curl -s -X POST ${url}/v1/effects -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
-    `      -d '{"workflowId":"wf-1","step":1,"tool":"payments.charge","args":{"invoiceId":"INV-1","amount":"49.00 USD"}}'`,
+    ...tryLines(url, runtime),
     `    ${cli} effects --state attention${url === 'http://127.0.0.1:8080' ? '' : ` --url ${url}`}${dataDirFlag(dataDir)}`,
+    ...escalateLines(url, runtime, simulators),
     '',
     'Ctrl-C stops effectd (drained) and the simulators. The log follows (EFFECTD_LOG_LEVEL, EFFECTD_LOG_FORMAT=json|pretty).',
     '',

@@ -13,17 +13,6 @@ export interface DrainLog {
   error(fields: Record<string, unknown>, msg: string): void;
 }
 
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
-
-/** EFFECTD_DRAIN_TIMEOUT_MS, read before serving so a bad value fails the start, not the shutdown. */
-export function drainTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.EFFECTD_DRAIN_TIMEOUT_MS;
-  if (raw === undefined || raw === '') return DEFAULT_DRAIN_TIMEOUT_MS;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`EFFECTD_DRAIN_TIMEOUT_MS must be a positive whole number of milliseconds, not "${raw}" (unset it for the default ${DEFAULT_DRAIN_TIMEOUT_MS})`);
-  return value;
-}
-
 /**
  * SIGTERM, SIGINT and SIGUSR2 drain the service; a second one while draining exits at once with
  * code 1. (SIGUSR2 would otherwise kill the process without draining: it drains like SIGTERM.)

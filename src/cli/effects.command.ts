@@ -1,3 +1,4 @@
+import { pathSegment } from '../core/identifiers.js';
 import { apiTarget, callApi, targetHelp, targetOptions } from './api-client.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -20,10 +21,10 @@ export const effectsCommand: CommandSpec = {
     ['--json', 'print JSON instead of a table'],
     ...targetHelp,
   ],
-  async run(values, positionals) {
-    const target = apiTarget(values, 'operator');
+  async run(values, positionals, env) {
+    const target = apiTarget(values, 'operator', env);
     if (positionals[0]) {
-      const effect = await callApi<EffectView>(target, 'GET', `/v1/effects/${encodeURIComponent(positionals[0])}`);
+      const effect = await callApi<EffectView>(target, 'GET', `/v1/effects/${pathSegment('effectId', positionals[0])}`);
       if (values.json) return print(effect);
       console.log(`${effect.effectId}  ${effect.state}  ${effect.tool} for ${effect.target}`);
       console.log(`  tenant ${effect.tenant}, workflow ${effect.workflowId}, step ${effect.step}, slot ${effect.slot}`);

@@ -62,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(helpText(command));
     return 0;
   }
-  return command.run(parsed.values, parsed.positionals);
+  // The one read of the environment: each command loads its settings from it (src/config/settings-loader.ts).
+  return command.run(parsed.values, parsed.positionals, process.env);
 }
 
 main(process.argv.slice(2)).then(

@@ -5,6 +5,7 @@ import { callerOf, type Caller } from '../gateway/caller.js';
 import { identityFallbackOption } from '../mcp/identity.js';
 import { buildProxyServer, connectRemote } from '../mcp/mcp-proxy.js';
 import { buildMcpServer } from '../mcp/mcp-server.js';
+import { loadSettings } from '../config/settings-loader.js';
 import { createRuntime } from '../runtime/effectd-runtime.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -34,15 +35,17 @@ export const mcpCommand: CommandSpec = {
     ['--url URL', 'forward to a running effectd\'s Streamable HTTP endpoint (…/mcp) with --token instead of embedding one: tools/list and tools/call go there, _meta unchanged'],
     ['--mcp-identity-fallback content', 'embedded only, off by default: calls without _meta identity get workflow = credential + a time window (--mcp-identity-window-ms, default 3600000), step = the call\'s content; identical calls in the window are one effect, so an undeclared repeat is falsely deduplicated'],
   ],
-  async run(values) {
+  async run(values, _positionals, env) {
     // stdout is the protocol: anything else written there breaks the client.
     console.log = (...args: unknown[]) => console.error(...args);
-    if (values.url !== undefined) return forward(String(values.url), (values.token as string | undefined) ?? process.env.EFFECTD_TOKEN);
+    // --url here is the MCP endpoint to forward to, not EFFECTD_URL (the operator commands' effectd).
+    const settings = loadSettings(env, { dataDir: values['data-dir'], ledger: values.ledger, config: values.config, token: values.token });
+    if (values.url !== undefined) return forward(String(values.url), settings.token);
     const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'], windowMs: values['mcp-identity-window-ms'] });
     if (identityFallback?.mode === 'header') throw new Error('--mcp-identity-fallback header reads HTTP headers: it is for effectd start (Streamable HTTP), not stdio; use content here, or set _meta');
-    const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
-    const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined });
-    const token = (values.token as string | undefined) ?? process.env.EFFECTD_TOKEN;
+    const dataDir = resolve(settings.dataDir ?? '.effectd');
+    const runtime = await createRuntime({ dataDir, settings });
+    const { token } = settings;
     let caller: Caller;
     if (token) caller = runtime.gateway.authenticate(token, 'mcp');
     else {

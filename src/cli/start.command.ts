@@ -1,6 +1,7 @@
 import { refuseInspectorSignal } from './signals.js';
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
+import { loadSettings } from '../config/settings-loader.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { identityFallbackOption } from '../mcp/identity.js';
 import type { McpHttpOptions } from '../mcp/mcp-http.js';
@@ -10,10 +11,10 @@ import { createRuntime, type EffectdRuntime } from '../runtime/effectd-runtime.j
 import { startKafkaIngress } from '../transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../transport/kafka/kafka-settings.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
-import { Drain, drainTimeoutMs, type DrainStep } from './drain.js';
+import { Drain, type DrainStep } from './drain.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { credentialsLine } from './token.command.js';
-import { isWorker, onDrainRequest, refuseLedgerForWorkers, reportReady, runPrimary, workerNumber, workersOption } from './workers.js';
+import { isWorker, onDrainRequest, refuseLedgerForWorkers, reportReady, runPrimary, workerCount, workerNumber } from './workers.js';
 
 export const startCommand: CommandSpec = {
   name: 'start',
@@ -52,33 +53,35 @@ export const startCommand: CommandSpec = {
     ['EFFECTD_LOG_LEVEL', 'environment: fatal, error, warn, info (default), debug, trace or silent'],
     ['EFFECTD_LOG_FORMAT', 'environment: json or pretty (default: pretty on a terminal, JSON lines otherwise); the log is on stdout'],
   ],
-  async run(values) {
-    const dataDir = resolve(String(values['data-dir'] ?? process.env.EFFECTD_DATA_DIR ?? '.effectd'));
-    const drainMs = drainTimeoutMs();
+  async run(values, _positionals, env) {
+    // Every setting, checked before anything starts: a bad value stops the start naming the variable or flag.
+    const settings = loadSettings(env, { dataDir: values['data-dir'], ledger: values.ledger, config: values.config, workers: values.workers, group: values.group });
+    const dataDir = resolve(settings.dataDir ?? '.effectd');
+    const drainMs = settings.drainTimeoutMs;
     // What start writes on stdout is its log: JSON lines, or pino-pretty's on a terminal (EFFECTD_LOG_FORMAT, EFFECTD_LOG_LEVEL).
-    const workers = workersOption(values.workers);
+    const workers = workerCount(settings.workers);
     if (workers > 1 && !isWorker()) {
       // The primary: checks what would fail every worker, creates the secret and the credentials once, then forks and supervises.
       if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
-      refuseLedgerForWorkers((values.ledger as string | undefined) ?? (process.env.EFFECTD_LEDGER || undefined), workers);
-      return runPrimary({ workers, dataDir, drainMs, logger: createLogger({ fd: 1, env: process.env }) });
+      refuseLedgerForWorkers(settings.ledger.url, workers);
+      return runPrimary({ workers, dataDir, drainMs, settings, logger: createLogger({ fd: 1, log: settings.log }) });
     }
-    const worker = workerNumber();
-    const logger = worker === undefined ? createLogger({ fd: 1, env: process.env }) : createLogger({ fd: 1, env: process.env }).child({ worker });
+    const worker = workerNumber(settings);
+    const logger = worker === undefined ? createLogger({ fd: 1, log: settings.log }) : createLogger({ fd: 1, log: settings.log }).child({ worker });
     const drain = new Drain(drainMs, logger);
     refuseInspectorSignal((line) => logger.warn({ event: 'SignalIgnored', signal: 'SIGUSR1' }, line));
     onDrainRequest((signal) => drain.request(signal));
     // Traces only when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp); a bad value stops the start.
-    const tracing = startTracing(process.env, (line) => logger.warn(line));
-    const runtime = await createRuntime({ dataDir, ledgerUrl: values.ledger as string | undefined, configFile: values.config as string | undefined, logger });
+    const tracing = startTracing(settings.tracing, (line) => logger.warn(line));
+    const runtime = await createRuntime({ dataDir, settings, logger });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
     process.on('SIGHUP', () => reloadOnHangup(runtime, logger));
-    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), undefined, mcpOptions(values, logger));
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), settings.http, mcpOptions(values, logger));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
     // A worker does not say "listening on": the primary does, once every worker serves.
     if (server && worker !== undefined) logger.info({ event: 'WorkerListening', url: server.url }, `effectd worker ${worker} (pid ${process.pid}) serves ${server.url}`);
     else if (server) logger.info({ event: 'Listening', url: server.url }, `effectd listening on ${server.url}  (POST /v1/effects, GET /v1/workflows/:id, MCP at /mcp, /healthz, /metrics; operator console at ${server.url}/)`);
-    const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), { ...(values.group ? { groupId: String(values.group) } : {}) })) : undefined;
+    const kafka = values.kafka ? await startKafkaIngress(runtime, kafkaIngressSettings(String(values.kafka), settings.kafka)) : undefined;
     const kafkaLag = kafka ? watchKafkaLag(runtime.metrics, { brokers: kafka.settings.brokers, groupId: kafka.settings.groupId, topics: [kafka.settings.topics.commands], log: (line) => logger.warn(line) }) : undefined;
     if (kafka) {
       const { brokers, groupId, topics } = kafka.settings;
@@ -87,7 +90,7 @@ export const startCommand: CommandSpec = {
     const tools = runtime.tools.list().map((t) => t.name);
     logger.info({ event: 'Ledger', ledger: runtime.ledger.kind }, `ledger: ${runtime.ledger.kind}${runtime.ledger.kind === 'sqlite' ? ` at ${dataDir}/ledger.db` : ''}`);
     logger.info({ event: 'DataDir', dataDir, secretOrigin: runtime.secretOrigin }, `data dir: ${dataDir}  (secret: ${runtime.secretOrigin})`);
-    logger.info({ event: 'Credentials', file: runtime.credentialsFile.file, created: runtime.credentialsFile.created }, credentialsLine(runtime.credentialsFile, dataDir));
+    logger.info({ event: 'Credentials', file: runtime.credentialsFile.file, created: runtime.credentialsFile.created }, credentialsLine(runtime.credentialsFile, dataDir, settings.credentialsFile !== undefined));
     logger.info({ event: 'Tools', tools }, `tools: ${tools.join(', ')}`);
     logger.info({ event: 'Reconciler', running: snapshot !== undefined }, snapshot === undefined ? 'reconciler: off (--no-reconciler)' : `reconciler: running (${snapshot} open effects from its snapshot; catching up from the ledger)`);
     logger.info({ event: 'Tracing', exporting: tracing !== undefined }, tracing?.describe ?? 'traces: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them over OTLP/HTTP)');

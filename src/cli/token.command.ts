@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { packageRoot } from '../shared/package-root.js';
+import { loadSettings } from '../config/settings-loader.js';
 import { loadCredentials } from '../runtime/credentials.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -15,13 +16,14 @@ export const tokenCommand: CommandSpec = {
     ['--role R', 'agent (default) or operator'],
     ['--data-dir D', 'reads <D>/credentials.json (default ./.effectd-dev if it exists, else ./.effectd); EFFECTD_CREDENTIALS names the file itself, as for effectd start'],
   ],
-  async run(values) {
+  async run(values, _positionals, env) {
+    const settings = loadSettings(env, { dataDir: values['data-dir'] });
     const role = String(values.role ?? 'agent');
     if (!(ROLES as readonly string[]).includes(role)) throw new Error(`--role must be agent or operator, not "${role}"`);
     const dataDir = values['data-dir'] !== undefined ? resolve(String(values['data-dir'])) : defaultTokenDataDir();
-    const file = credentialsFileOf(dataDir);
+    const file = settings.credentialsFile !== undefined ? resolve(settings.credentialsFile) : join(dataDir, 'credentials.json');
     if (!existsSync(file)) throw new Error(`no credentials file at ${file}: start effectd dev or effectd start first (or pass --data-dir, or set EFFECTD_CREDENTIALS)`);
-    const found = loadCredentials(dataDir, { EFFECTD_CREDENTIALS: file }).credentials.find((c) => c.role === role);
+    const found = loadCredentials(dataDir, file).credentials.find((c) => c.role === role);
     if (!found) throw new Error(`${file} has no ${role} credential`);
     process.stdout.write(`${found.token}\n`);
     return 0;
@@ -34,16 +36,16 @@ export function defaultTokenDataDir(): string {
   return existsSync(dev) ? dev : resolve('.effectd');
 }
 
-function credentialsFileOf(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.EFFECTD_CREDENTIALS ? resolve(env.EFFECTD_CREDENTIALS) : join(dataDir, 'credentials.json');
-}
-
-/** How this effectd was invoked: `node bin/effectd.js` from its own clone, `npx effectd` from an installed package. */
+/**
+ * How this effectd was invoked: `node bin/effectd.js` from its own clone, the project's own
+ * `node_modules/.bin/effectd` from an installed package — never a bare `npx effectd`, which would
+ * download and run whatever is published under that (unclaimed) name.
+ */
 export function cliInvocation(): string {
   const script = process.argv[1] ? resolve(process.argv[1]) : '';
   const root = packageRoot();
   if (script === join(root, 'bin', 'effectd.js') && resolve(process.cwd()) === root) return 'node bin/effectd.js';
-  return 'npx effectd';
+  return 'node_modules/.bin/effectd';
 }
 
 /** The exact command that prints the token of this data dir's first credential with `role`. */
@@ -61,9 +63,9 @@ export function tokenCommandLine(dataDir: string): string {
   return `TOKEN=$(${tokenCommandFor(dataDir)})`;
 }
 
-/** What start says about the credentials: where they are, whether this start created them, how to get a token. Never a token. */
-export function credentialsLine(credentialsFile: { file: string; created: boolean }, dataDir: string): string {
-  const how = process.env.EFFECTD_CREDENTIALS ? `EFFECTD_CREDENTIALS=${quoted(credentialsFile.file)} ${cliInvocation()} token` : tokenCommandLine(dataDir);
+/** What start says about the credentials: where they are, whether this start created them, how to get a token. Never a token. `named`: EFFECTD_CREDENTIALS named the file. */
+export function credentialsLine(credentialsFile: { file: string; created: boolean }, dataDir: string, named: boolean): string {
+  const how = named ? `EFFECTD_CREDENTIALS=${quoted(credentialsFile.file)} ${cliInvocation()} token` : tokenCommandLine(dataDir);
   return credentialsFile.created
     ? `credentials: ${credentialsFile.file} (created now: one agent and one operator token, file mode 0600; an agent token: ${how})`
     : `credentials: ${credentialsFile.file} (an agent token: ${how})`;

@@ -2,6 +2,7 @@ import { refuseInspectorSignal } from './signals.js';
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import type { Settings } from '../config/settings-loader.js';
 import type { Logger } from '../logging/logger.js';
 import { serveMetricsGathering } from '../metrics/cluster-metrics.js';
 import { loadCredentials } from '../runtime/credentials.js';
@@ -26,15 +27,9 @@ import { credentialsLine } from './token.command.js';
 export const DRAIN_MESSAGE = { effectd: 'drain' } as const;
 export const READY_MESSAGE = 'effectd:ready';
 
-/** --workers N | auto, or EFFECTD_WORKERS; 1 (a single process, no cluster) by default. */
-export function workersOption(value: string | boolean | undefined, env: NodeJS.ProcessEnv = process.env, cores: () => number = availableParallelism): number {
-  const raw = value === undefined || value === true ? env.EFFECTD_WORKERS : String(value);
-  if (raw === undefined || raw.trim() === '') return 1;
-  const text = raw.trim();
-  if (text === 'auto') return Math.max(1, cores());
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`--workers (EFFECTD_WORKERS) must be a whole number from 1 to 256 or "auto" (one per core), not "${raw}"`);
-  return n;
+/** How many processes `--workers` / EFFECTD_WORKERS (Settings.workers, checked by the settings loader) asks for: `auto` is one per core. */
+export function workerCount(workers: Settings['workers'], cores: () => number = availableParallelism): number {
+  return workers === 'auto' ? Math.max(1, cores()) : workers;
 }
 
 /** Workers share one ledger from several processes: only a server ledger does that (SQLite's group commit and its single writer are per process). */
@@ -47,8 +42,8 @@ export function refuseLedgerForWorkers(ledgerUrl: string | undefined, workers: n
 /** True in a process that cluster.fork() started for `effectd start --workers N`. */
 export const isWorker = (): boolean => cluster.isWorker;
 
-/** The worker's number (1…N, a replacement keeps the number of the worker it replaces). */
-export const workerNumber = (): number | undefined => (cluster.isWorker ? Number(process.env.EFFECTD_WORKER ?? cluster.worker?.id) : undefined);
+/** The worker's number (1…N, a replacement keeps the number of the worker it replaces): EFFECTD_WORKER, which the primary sets. */
+export const workerNumber = (settings: Settings): number | undefined => (cluster.isWorker ? settings.worker ?? cluster.worker?.id : undefined);
 
 /** In a worker: tell the primary that this worker serves (every ingress is up). */
 export function reportReady(url: string | undefined): void {
@@ -68,6 +63,8 @@ export function onDrainRequest(drain: (signal: NodeJS.Signals) => void): void {
 export interface PrimaryOptions {
   workers: number;
   dataDir: string;
+  /** EFFECTD_SECRET and EFFECTD_CREDENTIALS, as the settings hold them. */
+  settings: Pick<Settings, 'secret' | 'credentialsFile'>;
   logger: Logger;
   drainMs: number;
   /** First restart delay after a worker died; doubles up to maxBackoffMs, back to the first once a worker lived 30 s. */
@@ -85,10 +82,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   const backoffMs = options.backoffMs ?? 250;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
   // Created once here, before any worker exists: the workers read them, none creates them.
-  const secret = loadSecret(dataDir);
-  const credentials = loadCredentials(dataDir);
+  const secret = loadSecret(dataDir, options.settings.secret);
+  const credentials = loadCredentials(dataDir, options.settings.credentialsFile);
   logger.info({ event: 'DataDir', dataDir, secretOrigin: secret.origin }, `data dir: ${dataDir}  (secret: ${secret.origin})`);
-  logger.info({ event: 'Credentials', file: credentials.file, created: credentials.created }, credentialsLine({ file: credentials.file, created: credentials.created }, dataDir));
+  logger.info({ event: 'Credentials', file: credentials.file, created: credentials.created }, credentialsLine({ file: credentials.file, created: credentials.created }, dataDir, options.settings.credentialsFile !== undefined));
   const env: Record<string, string> = { EFFECTD_CREDENTIALS: resolve(credentials.file) };
   const slots = new Map<number, { worker: Worker; startedAt: number; ready: boolean }>();
   let served = false;

@@ -1,3 +1,4 @@
+import { pathSegment } from '../core/identifiers.js';
 import { apiTarget, callApi, targetHelp, targetOptions } from './api-client.js';
 import type { CommandSpec } from './cli-kit.js';
 
@@ -25,12 +26,12 @@ export const workflowCommand: CommandSpec = {
     ['--json', 'print the API answer (GET /v1/workflows/:id) as JSON'],
     ...targetHelp,
   ],
-  async run(values, positionals) {
+  async run(values, positionals, env) {
     const workflowId = positionals[0];
     if (!workflowId || positionals.length > 1) throw new Error('name one workflow: effectd workflow <workflowId> [--tenant T]');
-    const target = apiTarget(values, 'operator');
+    const target = apiTarget(values, 'operator', env);
     const query = values.tenant ? `?${new URLSearchParams({ tenant: String(values.tenant) })}` : '';
-    const workflow = await callApi<WorkflowView>(target, 'GET', `/v1/workflows/${encodeURIComponent(workflowId)}${query}`);
+    const workflow = await callApi<WorkflowView>(target, 'GET', `/v1/workflows/${pathSegment('workflowId', workflowId)}${query}`);
     if (values.json) {
       console.log(JSON.stringify(workflow, null, 2));
       return 0;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { EffectdError } from '../core/errors.js';
 import { packageRoot } from '../shared/package-root.js';
 import { effectdConfigSpec, isMcpProvider, type EffectdConfig, type ProviderSpec } from './tool-contract.js';
+import { providerUrlVariable } from './settings.js';
 
 /** A configuration as effectd runs it: the user's file merged with the built-in tools when it asks for them. */
 export type ResolvedConfig = Omit<EffectdConfig, 'builtinSagas'> & { builtinSagas: boolean };
@@ -20,8 +21,8 @@ export interface LoadConfigOptions {
   user?: UserConfigSource;
   /** Provider base URLs to override (the demo and the benchmark start simulators on free ports); applied after the environment's. */
   providerUrls?: Record<string, string>;
-  /** The environment the provider URL overrides (EFFECTD_PROVIDER_<NAME>_URL) come from: the process's, passed by the composition root or the CLI. */
-  env: Readonly<Record<string, string | undefined>>;
+  /** The EFFECTD_PROVIDER_<NAME>_URL overrides the settings hold, by variable (Settings.providerUrls), each already an http(s) URL. */
+  providerUrlVariables?: Readonly<Record<string, string>>;
   /** Told which environment overrides applied, and which named no provider. */
   onOverride?: (line: string) => void;
 }
@@ -35,7 +36,7 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const builtinTools = user ? user.builtinTools : true;
   const builtinSagas = user ? (user.builtinSagas ?? user.builtinTools) : true;
   const providers: Record<string, ProviderSpec> = { ...(builtinTools ? builtin.providers : {}), ...(user?.providers ?? {}) };
-  applyEnvironmentUrls(providers, options.env, options.onOverride ?? (() => {}));
+  applyEnvironmentUrls(providers, options.providerUrlVariables ?? {}, options.onOverride ?? (() => {}));
   for (const [name, url] of Object.entries(options.providerUrls ?? {})) {
     const existing = providers[name];
     if (existing && !isMcpProvider(existing)) providers[name] = { ...existing, baseUrl: url };
@@ -44,19 +45,14 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   return { providers, tools, builtinTools, builtinSagas, contentIndex: user?.contentIndex ?? builtin.contentIndex, sagas: user?.sagas ?? builtin.sagas };
 }
 
-/** `payments-v2` → EFFECTD_PROVIDER_PAYMENTS_V2_URL. */
-export function providerUrlVariable(provider: string): string {
-  return `EFFECTD_PROVIDER_${provider.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`;
-}
-
-const PROVIDER_URL_VARIABLE = /^EFFECTD_PROVIDER_(.+)_URL$/;
+export { providerUrlVariable };
 
 /** Harnesses that start providers on changing ports point a provider elsewhere without editing the config. */
-function applyEnvironmentUrls(providers: Record<string, ProviderSpec>, env: Record<string, string | undefined>, tell: (line: string) => void): void {
+function applyEnvironmentUrls(providers: Record<string, ProviderSpec>, overrides: Readonly<Record<string, string>>, tell: (line: string) => void): void {
   const used = new Set<string>();
   for (const [name, provider] of Object.entries(providers)) {
     const variable = providerUrlVariable(name);
-    const url = env[variable];
+    const url = overrides[variable];
     if (url === undefined || url === '') continue;
     used.add(variable);
     if (!isHttpUrl(url)) throw new EffectdError('invalid_config', `${variable} is not an http(s) URL: "${url}" (it overrides the base URL of provider "${name}"; e.g. http://127.0.0.1:4400)`);
@@ -65,8 +61,8 @@ function applyEnvironmentUrls(providers: Record<string, ProviderSpec>, env: Reco
     else throw new EffectdError('invalid_config', `${variable} is set, but provider "${name}" is an MCP server started as a command (${provider.mcp.command}): it has no URL to override`);
     tell(`provider ${name}: ${isMcpProvider(provider) ? 'MCP URL' : 'base URL'} ${withoutCredentials(url)} (from ${variable})`);
   }
-  for (const variable of Object.keys(env)) {
-    if (PROVIDER_URL_VARIABLE.test(variable) && !used.has(variable) && env[variable]) {
+  for (const variable of Object.keys(overrides)) {
+    if (!used.has(variable) && overrides[variable]) {
       tell(`${variable} is set but names no configured provider (providers: ${Object.keys(providers).join(', ') || 'none'}); ignored`);
     }
   }

@@ -1,5 +1,3 @@
-import { EffectdError } from './errors.js';
-
 /**
  * The answer budget: how long an answer may wait, after a lost reply, for reconciliation to find
  * the truth (inline settle). A tool's contract sets its default (`answerBudgetMs`), effectd a
@@ -35,19 +33,4 @@ export function resolveAnswerBudget(tool: { answerBudgetMs?: number | undefined;
   if (requestedMs !== undefined) return { ms: Math.min(Math.max(0, requestedMs), settings.maxMs), requested: true };
   const fallback = Math.min(settings.defaultMs, answerBudgetCeilingMs(tool.timeoutMs));
   return { ms: Math.min(tool.answerBudgetMs ?? fallback, settings.maxMs), requested: false };
-}
-
-/** The settings from the environment; a value that is not a whole number of ms, or a default above the cap, stops the start with what to fix. */
-export function answerBudgetSettings(env: Readonly<Record<string, string | undefined>>): AnswerBudgetSettings {
-  const read = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) throw new EffectdError('invalid_config', `${name} must be a whole number of milliseconds ≥ 0 (0 answers at once after a lost reply, as before inline settle), not "${raw}"`, { variable: name });
-    return value;
-  };
-  const maxMs = read('EFFECTD_ANSWER_BUDGET_MAX_MS', DEFAULT_ANSWER_BUDGET.maxMs);
-  const defaultMs = read('EFFECTD_ANSWER_BUDGET_MS', Math.min(DEFAULT_ANSWER_BUDGET.defaultMs, maxMs));
-  if (defaultMs > maxMs) throw new EffectdError('invalid_config', `EFFECTD_ANSWER_BUDGET_MS (${defaultMs}) is above EFFECTD_ANSWER_BUDGET_MAX_MS (${maxMs}): the default answer budget cannot exceed the cap callers are held to`, { variable: 'EFFECTD_ANSWER_BUDGET_MS' });
-  return { defaultMs, maxMs };
 }

@@ -16,7 +16,8 @@ export const argFieldSpec = z.discriminatedUnion('type', [
   z.object({ type: z.literal('string'), ...common, default: z.string().optional(), minLength: z.number().int().nonnegative().optional(), maxLength: z.number().int().positive().optional(), pattern: z.string().optional(), lowercase: z.boolean().optional() }).strict(),
   z.object({ type: z.literal('text'), ...common, default: z.string().optional(), maxLength: z.number().int().positive().optional() }).strict(),
   z.object({ type: z.literal('email'), ...common, default: z.string().optional() }).strict(),
-  z.object({ type: z.literal('money'), ...common, currencyField: z.string().optional() }).strict(),
+  // An amount is more than zero (a charge or refund of nothing is no effect to carry out), unless the contract says `allowZero`.
+  z.object({ type: z.literal('money'), ...common, currencyField: z.string().optional(), allowZero: z.boolean().optional() }).strict(),
   z.object({ type: z.literal('currency'), ...common, default: z.string().length(3).optional() }).strict(),
   z.object({ type: z.literal('integer'), ...common, default: z.number().int().optional(), min: z.number().int().optional(), max: z.number().int().optional() }).strict(),
   z.object({ type: z.literal('boolean'), ...common, default: z.boolean().optional() }).strict(),
@@ -128,6 +129,10 @@ export function argsSchema(fields: ArgFieldsSpec, pathArgs: readonly string[] = 
         const parsed = parseMinorUnits(raw, currency);
         if (!parsed.ok) {
           ctx.addIssue({ code: 'custom', path: [name], message: parsed.reason });
+          continue;
+        }
+        if (parsed.minor === 0 && spec.allowZero !== true) {
+          ctx.addIssue({ code: 'custom', path: [name], message: `${name} must be more than zero (got ${JSON.stringify(raw)}): an amount of nothing is not an effect to carry out (a contract whose ${name} may be zero says "allowZero": true)` });
           continue;
         }
         if (parsed.currency && currency && parsed.currency !== currency) {

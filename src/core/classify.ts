@@ -33,18 +33,25 @@ const AMBIGUOUS_4XX = new Set([408, 409, 429]);
  * (the key is poisoned) when the provider replays stored failures, unknown when it executes failed
  * work again on a same-key resend (`storedFailures: 'retried'`); timeout, reset, 5xx, 408, 409,
  * 429 → unknown.
+ *
+ * `redact` is applied to every text of the answer a reason quotes (the body, an error) before it
+ * is cut to length: the shell passes its redaction boundary (ShellCore.exchangeText), so no
+ * configured secret or provider key reaches the reason, whole or cut in two.
  */
-export function classifyDispatch(result: DispatchResult, rules: ClassificationRules): Classification {
-  if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', neverSent: true, replayed: false, reason: `never sent: ${result.error}` };
-  if (result.kind === 'lost') return { outcome: 'unknown', replayed: false, reason: `no answer: ${result.error}` };
+export function classifyDispatch(result: DispatchResult, rules: ClassificationRules, redact: (text: string) => string = unchanged): Classification {
+  if (result.kind === 'not-sent') return { outcome: 'failed_before_effect', neverSent: true, replayed: false, reason: `never sent: ${redact(result.error)}` };
+  if (result.kind === 'lost') return { outcome: 'unknown', replayed: false, reason: `no answer: ${redact(result.error)}` };
 
   const { status, headers, body } = result;
   const replayed = rules.replayHeader !== undefined && headers[rules.replayHeader]?.toLowerCase() === 'true';
   // The body's summary is built only when something reads it (an override, a reason that quotes it): a plain 2xx never does.
+  // An override's bodyIncludes is matched on the answer as it came; a reason quotes it redacted.
   let summarized: string | undefined;
+  let quoted: string | undefined;
   const summary = () => (summarized ??= summarizeBody(body));
+  const quote = () => (quoted ??= summarizeBody(body, redact));
   const override = rules.overrides?.find((o) => o.status === status && (o.bodyIncludes === undefined || summary().includes(o.bodyIncludes)));
-  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${summary()}` }, body, rules);
+  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${quote()}` }, body, rules);
 
   if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
   const refused = status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status);
@@ -52,10 +59,10 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned — unless the
   // provider executes failed work again on a resend, which can then still complete it.
   const poisoned = (rules.storedFailures ?? 'replayed') === 'replayed';
-  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${summary()}` };
-  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${summary()}` };
-  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${summary()}` };
-  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${summary()}` };
+  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${quote()}` };
+  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${quote()}` };
+  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${quote()}` };
+  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${quote()}` };
 }
 
 function withReceipt(classification: Classification, body: unknown, rules: ClassificationRules): Classification {
@@ -83,7 +90,15 @@ export function readPath(value: unknown, path: string): unknown {
   return current;
 }
 
-function summarizeBody(body: unknown): string {
-  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+const SUMMARY_CHARS = 300;
+/** How far past the cut a body is redacted: a secret that starts before the cut is blanked whole, never left in part. */
+const REDACTION_WINDOW = SUMMARY_CHARS + 4_096;
+
+const unchanged = (text: string): string => text;
+
+function summarizeBody(body: unknown, redact?: (text: string) => string): string {
+  let text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  // Redacted before it is cut: a secret across the cut is blanked whole (a text longer than the window is cut to it first).
+  if (redact) text = redact(text.length > REDACTION_WINDOW ? text.slice(0, REDACTION_WINDOW) : text);
+  return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS)}…` : text;
 }

@@ -1,14 +1,7 @@
 import { z } from 'zod';
+import { IDENTIFIER_MAX, identifierForm, identifierProblem, type IdentifierField } from './identifiers.js';
 
-/** A lone UTF-16 surrogate: text that no encoding (UTF-8, a URI, a stream name) can carry. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Well-formed Unicode text (no lone surrogate), as every identifier must be. */
-export function isWellFormedText(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
-}
-
-const wellFormed = (name: string) => `${name} must be well-formed Unicode text: it contains a lone surrogate (half of a UTF-16 pair), which no encoding can carry`;
+export { isWellFormedText } from './identifiers.js';
 
 /** What a value is, for messages that say what was sent instead. */
 export function describeInput(value: unknown): string {
@@ -20,26 +13,31 @@ export function describeInput(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** A name (tenant, tool, …): a non-empty, well-formed string of at most `max` characters. */
-export function identifierField(name: string, max: number, required = `${name} is required`) {
+/** A name (tenant, tool, workflowId, …): a string held to the one identifier rule (src/core/identifiers.ts). */
+export function identifierField(name: IdentifierField, max: number = IDENTIFIER_MAX[name], required = `${name} is required`) {
+  // min and max as zod checks too, so JSON Schema (the OpenAPI document) carries them; the rest of the rule is the refinement.
   return z.string({ error: (issue) => (issue.input === undefined ? required : `${name} must be a string, not ${describeInput(issue.input)}`) })
-    .min(1, `${name} must not be empty`).max(max, `${name} is at most ${max} characters`).refine(isWellFormedText, wellFormed(name));
+    .min(1, identifierProblem(name, '', max)!).max(max, `${name} is at most ${max} characters: ${identifierForm(name, max)}`)
+    .superRefine((value, ctx) => {
+      const problem = value === '' || value.length > max ? undefined : identifierProblem(name, value, max);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 }
 
-/** A position (step, slot): a whole number ≥ 0 or a name; numbers become their decimal text. */
-function positionField(name: string, example: string, required: string) {
+/** A position (step, slot): a whole number ≥ 0 or a name held to the identifier rule; numbers become their decimal text. */
+function positionField(name: 'step' | 'slot', example: string, required: string) {
   return z.union([
-    z.string().min(1, `${name} must not be empty: ${example}`).max(128, `${name} is at most 128 characters`).refine(isWellFormedText, wellFormed(name)),
+    identifierField(name),
     z.number().int().nonnegative().transform(String),
   ], { error: (issue) => (issue.input === undefined ? required : `${name} must be a whole number ≥ 0 or a name (${example}), not ${describeInput(issue.input)}`) });
 }
 
 /** The one definition of a workflowId, for every path that takes one (body or URL, every ingress). */
-export const workflowIdField = identifierField('workflowId', 256, 'workflowId is required: it comes from the harness, one per task (the thread or conversation id its checkpointer keeps across resumes, not a run or process id made at start)');
+export const workflowIdField = identifierField('workflowId', IDENTIFIER_MAX.workflowId, 'workflowId is required: it comes from the harness, one per task (the thread or conversation id its checkpointer keeps across resumes, not a run or process id made at start)');
 export const stepField = positionField('step', 'e.g. 3 or "charge"', 'step is required: the position of this effect in the workflow plan (e.g. 3 or "charge")');
 export const slotField = positionField('slot', 'e.g. 0 or "alice@example.com"', 'slot is required');
-export const tenantField = identifierField('tenant', 128);
-export const toolField = identifierField('tool', 256, 'tool is required');
+export const tenantField = identifierField('tenant');
+export const toolField = identifierField('tool', IDENTIFIER_MAX.tool, 'tool is required');
 
 /**
  * Keys JavaScript gives a meaning of their own. A parser or merge that honours them pollutes

@@ -89,8 +89,25 @@ export function invalidCommand(summary: string, issues: readonly { path: readonl
 export function asEffectdError(error: unknown): EffectdError {
   if (isEffectdError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError || error instanceof URIError) {
-    return new EffectdError('internal', `effectd hit a defect: ${message}`, {});
-  }
-  return new EffectdError('unavailable', `a part effectd depends on failed: ${message}; nothing was recorded, send the same command again`, { retryAfterMs: 1_000 });
+  if (isDefect(error)) return new EffectdError('internal', `effectd hit a defect: ${message}`, {});
+  return new EffectdError('unavailable', `a part effectd depends on failed: ${message}; ${NOTHING_RECORDED}`, { retryAfterMs: 1_000 });
+}
+
+/**
+ * What a failure before any write says (asEffectdError's `unavailable`): true only while nothing
+ * was written for the command. Once an effect's declaration or attempt is in the ledger, the shell
+ * says that instead (src/shell/recorded-failure.ts), with the effect's reference.
+ */
+export const NOTHING_RECORDED = 'nothing was recorded; send the same command again';
+
+/** Plain programming errors: retrying them would fail the same way. */
+function isDefect(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError || error instanceof URIError;
+}
+
+/** The failure itself, without effectd's advice about it (for a message that gives its own). */
+export function failureText(error: unknown): string {
+  if (isEffectdError(error)) return error.message.endsWith(`; ${NOTHING_RECORDED}`) ? error.message.slice(0, -NOTHING_RECORDED.length - 2) : error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return isDefect(error) ? `effectd hit a defect: ${message}` : `a part effectd depends on failed: ${message}`;
 }

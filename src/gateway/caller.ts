@@ -63,3 +63,17 @@ export function tenantOf(caller: Caller, requested?: unknown): string {
   if (!canSeeTenant(caller, tenant)) throw new EffectdError('forbidden', `${caller.name} may only act for tenant ${caller.tenant}, not ${tenant}`, { tenant });
   return tenant;
 }
+
+/**
+ * The bearer token of a request, from its raw headers: Node keeps the first of two `Authorization`
+ * headers and drops the other, so two of them would be first-wins, whichever a proxy or client
+ * added. Two (or more) are refused instead (400, naming the header), on /v1 and /mcp alike.
+ */
+export function bearerToken(rawHeaders: readonly string[]): string | undefined {
+  const values: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'authorization') values.push(rawHeaders[i + 1] ?? '');
+  if (values.length > 1) {
+    throw new EffectdError('invalid_command', `the request has ${values.length} Authorization headers; send exactly one (Authorization: Bearer <token>): with several, which one counts would be a guess`, { fields: [{ path: 'Authorization', message: `${values.length} headers; exactly one is allowed` }] });
+  }
+  return /^Bearer\s+(\S+)$/i.exec(values[0] ?? '')?.[1];
+}

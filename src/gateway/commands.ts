@@ -1,9 +1,10 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
 import { resolveAnswerBudget, type AnswerBudgetSettings } from '../core/answer-budget.js';
 import { unhandledDuplicates } from '../core/effect-state.js';
-import { EffectdError, invalidCommand } from '../core/errors.js';
+import { asEffectdError, EffectdError, failureText, invalidCommand } from '../core/errors.js';
 import type { EffectAddress } from '../core/identity.js';
 import { fillJson } from '../providers/templates.js';
+import { saysNothingRecorded } from '../shell/recorded-failure.js';
 import type { Disposition, ShellPort } from '../shell/shell-port.js';
 import { sagaNameOf, sagaOutcome } from '../shell/saga-outcome.js';
 import type { SagaRegistry } from '../shell/saga-registry.js';
@@ -80,7 +81,7 @@ async function submitSaga(parts: CommandParts, caller: Caller, tenant: string, n
   if (!parts.sagas.get(name)) {
     throw new EffectdError('unknown_tool', `unknown tool "saga:${name}": no saga "${name}" is registered; registered sagas: ${parts.sagas.names().join(', ') || 'none'}`, { tool: `saga:${name}` });
   }
-  const view = await parts.sagaRunner.start(tenant, workflowId.data, name, command.args, caller.name);
+  const view = await parts.sagaRunner.start(tenant, workflowId.data, name, command.args, caller.name).catch((error: unknown) => sagaFailure(parts, tenant, workflowId.data, name, error));
   return { outcome: sagaOutcome(view), disposition: 'saga', address: { tenant, workflowId: workflowId.data, step: 'saga', slot: '0' } };
 }
 
@@ -91,17 +92,23 @@ export function startSaga(parts: CommandParts, caller: Caller, body: unknown): P
     const parsed = sagaStartInput.safeParse(body);
     if (!parsed.success) throw invalidCommand('invalid saga start', parsed.error.issues);
     const { saga, workflowId, input, tenant } = parsed.data;
-    const view = await parts.sagaRunner.start(tenantOf(caller, tenant), workflowId, saga, input, caller.name);
+    const as = tenantOf(caller, tenant);
+    const view = await parts.sagaRunner.start(as, workflowId, saga, input, caller.name).catch((error: unknown) => sagaFailure(parts, as, workflowId, saga, error));
     span?.setAttributes(sagaCommandAttributes(view));
     return view;
   });
 }
 
 /** Journals the model's decision for a step before acting; `replayed` when the step was decided already. */
-export async function decide(parts: CommandParts, caller: Caller, workflowId: string, body: unknown) {
+export async function decide(parts: CommandParts, caller: Caller, workflowId: string, body: unknown, tenantQuery?: unknown) {
   const parsed = decisionInput.safeParse(body);
   if (!parsed.success) throw invalidCommand('invalid decision', parsed.error.issues);
-  const { tenant, ...input } = parsed.data;
+  const { tenant: bodyTenant, ...input } = parsed.data;
+  // `?tenant=` (as the GETs of the same workflow take it) or the body's `tenant`: the same one when both are given.
+  if (tenantQuery !== undefined && bodyTenant !== undefined && tenantQuery !== bodyTenant) {
+    throw new EffectdError('invalid_command', `the query names tenant ${String(tenantQuery)} and the body tenant ${bodyTenant}: name one (or the same in both)`, { fields: [{ path: 'tenant', message: 'the query and the body name different tenants' }] });
+  }
+  const tenant = bodyTenant ?? tenantQuery;
   const id = workflowIdOf(workflowId);
   const result = await parts.shell.decide(tenantOf(caller, tenant), id, input, caller.name);
   return { replayed: result.replayed, decision: decisionView(result.decision) };
@@ -154,6 +161,19 @@ export async function handleDuplicate(parts: CommandParts, caller: Caller, effec
   }
   const handled = await parts.shell.handleDuplicate(effect, { receipt, action: action === 'compensate' ? 'compensated' : 'kept', handledBy: caller.name, reason, ...(compensationEffectId ? { compensationEffectId } : {}) });
   return detailOf(parts.reads, handled);
+}
+
+/**
+ * A saga start that failed (the ledger, a defect) after the saga was recorded as started: said so,
+ * with where to look, never "nothing was recorded" (issue 27, rule 4). A step's own failure says
+ * what its effect holds already (src/shell/recorded-failure.ts) and passes unchanged.
+ */
+async function sagaFailure(parts: CommandParts, tenant: string, workflowId: string, name: string, error: unknown): Promise<never> {
+  if (!saysNothingRecorded(error)) throw error;
+  const view = await parts.reads.sagaRunner.view(tenant, workflowId).catch(() => undefined);
+  if (!view) throw error;
+  const base = asEffectdError(error);
+  throw new EffectdError(base.code, `${failureText(error)}; saga ${name} of workflow ${workflowId} is recorded as started (${view.status}): do not assume it failed and do not start it again under another workflow: ask with GET /v1/sagas/${encodeURIComponent(workflowId)}; the same start again is answered from the ledger`, { ...base.details, workflowId, saga: { name, status: view.status } }, { cause: error });
 }
 
 function operatorOnly(caller: Caller, what: string): void {

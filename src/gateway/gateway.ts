@@ -69,8 +69,8 @@ export class Gateway {
   }
 
   /** Journals the model's decision for a step before acting; `replayed` when the step was decided already. */
-  decide(caller: Caller, workflowId: string, body: unknown) {
-    return commands.decide(this.commandParts, caller, workflowId, body);
+  decide(caller: Caller, workflowId: string, body: unknown, tenantQuery?: unknown) {
+    return commands.decide(this.commandParts, caller, workflowId, body, tenantQuery);
   }
 
   /** An operator settles an escalated, terminal or unknown effect with what they found at the provider. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { argsField, refuseReservedKeys, stepField, tenantField, toolField, workflowIdField } from '../core/effect-command.js';
 import { invalidCommand } from '../core/errors.js';
 import { decodeEffectCursor } from './views/effect-list-cursor.js';
+import { decodeWorkflowCursor } from './views/workflow-list-cursor.js';
 
 /** What callers send besides effect commands (src/core/effect-command.ts), validated in one place for every ingress. */
 
@@ -19,7 +20,7 @@ export const decisionInput = z.object({
   step: stepField,
   tool: toolField,
   args: argsField,
-  decidedBy: z.string().max(256).optional().meta({ description: 'Who or what decided (e.g. the model\'s name), as a label.' }),
+  decidedBy: z.string().max(256).optional().meta({ description: 'Who or what decided (e.g. the model\'s name), as a label: kept and shown as the caller\'s claim (`claimedBy`), never verified; the credential that sent it is recorded as `recordedBy`.' }),
   tenant: tenantField.optional(),
 }).strict().meta({ description: 'The model\'s decision for a step (tool and arguments), journaled before acting so a resumed task re-reads it instead of asking again.' });
 
@@ -44,18 +45,27 @@ export const sagaStartInput = z.object({
   tenant: tenantField.optional(),
 }).strict().meta({ description: 'Starts a saga; the same workflowId with the same input is the same saga.' });
 
+/** A search as typed: matched, ignoring case, as a part of an id, a name or a target. */
+const searchField = z.string().trim().min(1).max(256).meta({ description: 'Search: effects (or workflows) whose effect id (the reference), workflow id, tool, target or receipt contains this text, ignoring case. Open effects are searched completely, settled ones in the recent window.' });
+
 export const effectListQuery = z.object({
   state: z.string().optional().meta({ description: 'Comma-separated states (e.g. `escalated,unknown`), or `attention` for what needs a human (escalated, terminal, unhandled duplicates).' }),
   tenant: tenantField.optional(),
   limit: z.coerce.number().int().min(1).max(1_000).default(100).meta({ description: 'At most this many effects per page.' }),
   /** Where the previous page ended: its `nextCursor`, passed back unchanged. */
   cursor: z.string().refine((cursor) => decodeEffectCursor(cursor) !== undefined, 'not a cursor of this list: pass the nextCursor of the previous page unchanged').optional(),
+  q: searchField.optional(),
 });
 
 export const workflowListQuery = z.object({
   tenant: tenantField.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'At most this many workflows.' }),
   attention: z.enum(['1', 'true', '0', 'false']).optional().meta({ description: 'Only workflows with an effect only an operator can move.' }),
+  saga: z.enum(['1', 'true', '0', 'false']).optional().meta({ description: 'Only saga runs, each with its saga\'s status (`sagaStatus`).' }),
+  q: searchField.optional(),
+  /** Where the previous page ended: its `nextCursor`, passed back unchanged. */
+  cursor: z.string().refine((cursor) => decodeWorkflowCursor(cursor) !== undefined, 'not a cursor of this list: pass the nextCursor of the previous page unchanged').optional()
+    .meta({ description: 'The previous page\'s `nextCursor`, unchanged (with the same filters).' }),
 });
 
 export const duplicateHandlingInput = z.object({

@@ -37,12 +37,15 @@ export interface Reads {
   now: () => number;
 }
 
-/** The effect a caller names by id, if it exists and the caller may see it (`not_found`, `forbidden`). */
+/**
+ * The effect a caller names by id, if it exists and the caller may see it. Another tenant's effect
+ * is answered exactly as one that does not exist (`not_found`, the same words): a 403 would tell
+ * another tenant that the id exists.
+ */
 export async function visibleEffect(reads: Pick<Reads, 'shell' | 'effects'>, caller: Caller, effectId: string): Promise<EffectState> {
   const stream = await reads.effects.locate(effectId);
   const effect = stream ? (await reads.shell.read(stream)).effects.get(effectId) : undefined;
-  if (!effect) throw new EffectdError('not_found', `no effect ${effectId}`, { effectId });
-  if (!canSeeTenant(caller, effect.declared.tenant)) throw new EffectdError('forbidden', `effect ${effectId} belongs to another tenant`, { effectId });
+  if (!effect || !canSeeTenant(caller, effect.declared.tenant)) throw new EffectdError('not_found', `no effect ${effectId}`, { effectId });
   return effect;
 }
 

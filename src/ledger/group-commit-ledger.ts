@@ -25,6 +25,7 @@ export class GroupCommitLedger implements Ledger {
   readonly kind: string;
   /** Present only when the inner ledger has it (`declare`: no own property otherwise). */
   declare readonly locateEffect?: (effectId: string) => Promise<string | undefined>;
+  declare readonly probeWrite?: () => Promise<void>;
   private queue: Queued[] = [];
   private committing = false;
   private reads: QueuedRead[] = [];
@@ -37,6 +38,8 @@ export class GroupCommitLedger implements Ledger {
     this.kind = inner.kind;
     const { locateEffect } = inner;
     if (locateEffect) this.locateEffect = (effectId) => this.admit('locateEffect', () => locateEffect.call(inner, effectId));
+    const { probeWrite } = inner;
+    if (probeWrite) this.probeWrite = () => this.admit('probeWrite', () => probeWrite.call(inner));
   }
 
   append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {

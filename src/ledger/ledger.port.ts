@@ -50,6 +50,12 @@ export interface Ledger {
    * Optional: callers test for its presence.
    */
   locateEffect?(effectId: string): Promise<string | undefined>;
+  /**
+   * Rejects when the ledger would not accept a write now (a full disk, a read-only file or server, a
+   * file removed under the running process), with what is wrong; writes nothing to any workflow
+   * stream. Optional: without it, write health is the last append's outcome (src/ledger/write-health.ts).
+   */
+  probeWrite?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -55,16 +55,10 @@ export interface BodyEvent {
 
 /**
  * How row bodies are written: `deflate` (about 27% less WAL per effect, for about a tenth more
- * effectd CPU: a zlib stream per append) or `none` (the JSON as it is). Read once when a ledger
- * opens, from EFFECTD_LEDGER_COMPRESSION; both are always read.
+ * effectd CPU: a zlib stream per append) or `none` (the JSON as it is). Chosen when a ledger opens
+ * (EFFECTD_LEDGER_COMPRESSION, in the settings); both are always read.
  */
 export type BodyCompression = 'deflate' | 'none';
-
-export function bodyCompression(env: Readonly<Record<string, string | undefined>>): BodyCompression {
-  const value = env.EFFECTD_LEDGER_COMPRESSION || 'none';
-  if (value !== 'deflate' && value !== 'none') throw new EffectdError('invalid_config', `EFFECTD_LEDGER_COMPRESSION must be deflate or none, not "${value}" (deflate: less WAL per effect, more CPU)`);
-  return value;
-}
 
 /** The body of a row holding these events of `stream`, in order. */
 export function encodeBody(stream: string, events: readonly BodyEvent[], compression: BodyCompression): Buffer {

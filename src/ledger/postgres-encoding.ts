@@ -1,5 +1,4 @@
 import { workflowStream } from '../core/streams.js';
-import { EffectdError } from '../core/errors.js';
 
 /**
  * The compact STORED form of a ledger event, used to write less WAL per event: by the PostgreSQL
@@ -152,13 +151,6 @@ function isPlainObject(value: unknown): value is Json {
  * forms are always read.
  */
 export type StoredEncoding = 'compact' | 'verbatim';
-
-/** The form from EFFECTD_LEDGER_ENCODING, read once when a ledger opens; a value that is neither stops the start. */
-export function storedEncoding(env: Readonly<Record<string, string | undefined>>): StoredEncoding {
-  const value = env.EFFECTD_LEDGER_ENCODING || 'compact';
-  if (value !== 'compact' && value !== 'verbatim') throw new EffectdError('invalid_config', `EFFECTD_LEDGER_ENCODING must be compact or verbatim, not "${value}" (verbatim: each event as it is, one per row)`);
-  return value;
-}
 
 /**
  * The stored form of one event of `stream` (without its `type`, which is stored beside it).

@@ -116,6 +116,18 @@ export class PostgresLedger implements Ledger {
     return new PostgresLedger(pool, table, options.encoding ?? 'compact', options.compression ?? 'none');
   }
 
+  /**
+   * Whether a new transaction may write: not when the server is a standby or makes transactions
+   * read-only (`default_transaction_read_only`, set for the database, the role or the server). Asks;
+   * writes nothing. A full disk shows in the appends' own outcomes (src/ledger/write-health.ts).
+   */
+  async probeWrite(): Promise<void> {
+    const { rows } = await this.pool.query<{ read_only: string; standby: boolean }>("SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS standby");
+    const row = rows[0];
+    if (row?.standby) throw new EffectdError('unavailable', 'the PostgreSQL ledger is a standby (in recovery): it accepts no writes', { retryAfterMs: 5_000 });
+    if (row?.read_only === 'on') throw new EffectdError('unavailable', 'the PostgreSQL ledger makes transactions read-only (default_transaction_read_only is on for this database, role or server): it accepts no writes', { retryAfterMs: 5_000 });
+  }
+
   /** Runs a named statement on `on` (a pool or a client in a transaction). */
   private run<R extends pg.QueryResultRow>(on: pg.Pool | pg.PoolClient, name: StatementName, values: unknown[]): Promise<pg.QueryResult<R>> {
     return on.query<R>({ name: `effectd_${name}`, text: this.sql[name], values });

@@ -1,7 +1,7 @@
 import { isatty } from 'node:tty';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import pretty from 'pino-pretty';
-import { logSettings, type LogLevel } from './log-settings.js';
+import { logSettings, type LogLevel, type LogOptions } from './log-settings.js';
 import { REDACTED_PATHS, REDACTION_CENSOR } from './redaction.js';
 
 export type Logger = PinoLogger;
@@ -11,8 +11,8 @@ export interface LoggerOptions {
   fd: 1 | 2;
   /** The level when EFFECTD_LOG_LEVEL is unset. */
   defaultLevel?: LogLevel;
-  /** Where EFFECTD_LOG_LEVEL / EFFECTD_LOG_FORMAT come from: the process's environment, passed by the composition root or the CLI. */
-  env: Readonly<Record<string, string | undefined>>;
+  /** The level and format the settings name (EFFECTD_LOG_LEVEL / EFFECTD_LOG_FORMAT: Settings.log), passed by the CLI; unset: the defaults. */
+  log?: LogOptions;
   /** Writes JSON lines here instead of `fd` (tests). */
   stream?: DestinationStream;
 }
@@ -25,7 +25,7 @@ const PRETTY_LINE = '{msg}{if effectId}  · effect {effectId}{end}{if workflowId
  * written synchronously so the records of a drain are out before the process exits.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const settings = logSettings(options.env, options.stream === undefined && isatty(options.fd), options.defaultLevel);
+  const settings = logSettings(options.log ?? {}, options.stream === undefined && isatty(options.fd), options.defaultLevel);
   const json = settings.format === 'json' || options.stream !== undefined;
   const destination = options.stream
     ?? (json

@@ -36,9 +36,12 @@ function sentence(error: EffectdError): string {
     case 'retry_after': {
       const ms = typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : 1_000;
       const seconds = Math.max(1, Math.ceil(ms / 1000));
+      // Once the effect is in the ledger the message says what it holds (src/shell/recorded-failure.ts): never "nothing was done".
+      if (error.details['recorded'] !== undefined) return `${error.message}. The same call again (same _meta identity) after ${seconds} s is answered from the ledger; effectd_status tells where it stands.`;
       return `not recorded yet, nothing was done: ${error.message}. Send the same call again (same _meta identity) after ${seconds} s.`;
     }
     case 'terminal':
+      if (error.details['recorded'] !== undefined) return `effectd failed: ${error.message}. Tell an operator.`;
       return `effectd failed: ${error.message}. Sending the same call again will fail the same way; tell an operator.`;
   }
 }

@@ -1,9 +1,10 @@
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { asEffectdError, EffectdError } from '../core/errors.js';
-import { callerOf, type Caller } from '../gateway/caller.js';
-import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
+import { bearerToken, callerOf, type Caller } from '../gateway/caller.js';
+import type { EffectdApp } from '../runtime/compose.js';
 import type { FallbackInput, IdentityFallback } from './identity.js';
 import { buildMcpServer } from './mcp-server.js';
 
@@ -18,6 +19,8 @@ export interface McpHttpOptions {
   anonymousAgent?: boolean;
   /** The operator's fallback identity for clients that cannot set `_meta` (`--mcp-identity-fallback`); off when absent. */
   identityFallback?: IdentityFallback;
+  /** The largest request body (EFFECTD_BODY_LIMIT_BYTES, the same as /v1's; default 1 MiB): larger is 413 before any JSON-RPC message is read. */
+  bodyLimitBytes?: number;
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -56,19 +59,22 @@ function sendJson(res: ServerResponse, status: number, headers: Record<string, s
  * of the Nest (Fastify) application and its JSON body parser. The caller comes from the same bearer credentials as /v1 (`gateway.authenticate`):
  * a missing or unknown token is HTTP 401 before any JSON-RPC message is read.
  */
-export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHttpMount {
+export function mcpHttp(runtime: EffectdApp, options: McpHttpOptions): McpHttpMount {
   const loopback = isLoopbackHost(options.host);
   if (options.anonymousAgent && !loopback) {
     throw new EffectdError('invalid_config', `--mcp-anonymous-agent admits calls without credentials, so it only binds to loopback (127.0.0.1 or ::1), not ${options.host}`);
   }
   const fallback = options.identityFallback;
+  // One body limit for every door: the SDK's own default (4 MiB) would let /mcp take what /v1 refuses.
+  const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const handler = createMcpHandler((ctx) => buildMcpServer(runtime, callerFrom(ctx.authInfo), {
     ...(fallback ? { identityFallback: fallback, fallbackInput: ctx.authInfo?.extra?.fallbackInput as FallbackInput | undefined ?? {} } : {}),
     ...(ctx.authInfo?.extra?.trace ? { transportTrace: ctx.authInfo.extra.trace as Record<string, string> } : {}),
   }), {
     onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`),
+    maxRequestBodySize: bodyLimit,
   });
-  const node = toNodeHandler(handler, { onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`) });
+  const node = toNodeHandler(handler, { onerror: (error) => runtime.logger.error({ event: 'McpError' }, `mcp: ${error.message}`), maxRequestBodySize: bodyLimit });
   const validHost = loopback ? hostHeaderValidation(LOOPBACK_HOSTS) : undefined;
   const validOrigin = loopback ? originValidation(LOOPBACK_HOSTS) : undefined;
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -80,6 +86,18 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
       sendJson(res, 405, { Allow: 'POST' }, { jsonrpc: '2.0', id: null, error: { code: -32000, message: `Method not allowed: ${req.method} (MCP here is stateless Streamable HTTP: send POST)` } });
       return;
     }
+    if (Number(req.headers['content-length'] ?? 0) > bodyLimit) {
+      req.resume();
+      sendJson(res, 413, { Connection: 'close' }, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `the request body is over ${bodyLimit} bytes (EFFECTD_BODY_LIMIT_BYTES, the same limit as /v1); nothing was recorded` } });
+      return;
+    }
+    try {
+      bearerToken(req.rawHeaders);
+    } catch (thrown) {
+      req.resume();
+      sendJson(res, 400, {}, { jsonrpc: '2.0', id: null, error: { code: -32600, message: (thrown as Error).message } });
+      return;
+    }
     let caller: Caller;
     try {
       caller = authenticate(runtime, req, options.anonymousAgent === true);
@@ -88,23 +106,77 @@ export function mcpHttp(runtime: EffectdRuntime, options: McpHttpOptions): McpHt
       sendJson(res, 401, { 'WWW-Authenticate': 'Bearer realm="effectd"' }, { jsonrpc: '2.0', id: null, error: { code: -32001, message: `unauthorized: ${error.message}` } });
       return;
     }
+    noStore(res);
     const trace = traceHeaders(req);
     const auth: AuthInfo = { token: 'effectd', clientId: caller.name, scopes: [], extra: { caller, fallbackInput: fallbackInput(req, fallback), ...(trace ? { trace } : {}) } };
-    void node(Object.assign(req, { auth }), res);
+    void readBody(req, bodyLimit).then((body) => {
+      if (body === 'too_large') {
+        sendJson(res, 413, { Connection: 'close' }, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `the request body is over ${bodyLimit} bytes (EFFECTD_BODY_LIMIT_BYTES, the same limit as /v1); nothing was recorded` } });
+        return;
+      }
+      if (!isUtf8(body)) {
+        sendJson(res, 400, {}, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the request body is not valid UTF-8 (JSON is UTF-8): nothing was done; send it encoded as UTF-8' } });
+        return;
+      }
+      // The SDK reads the very bytes received (its own JSON parsing and errors), from this buffer.
+      const replay = { method: req.method, url: req.url, headers: req.headers, auth, async *[Symbol.asyncIterator]() { yield body; } };
+      return node(replay, res);
+    }, (error: unknown) => {
+      if (!res.headersSent) sendJson(res, 400, {}, { jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: the request body could not be read: ${(error as Error).message}` } });
+    });
   };
   return { handle, close: () => handler.close() };
 }
 
-function authenticate(runtime: EffectdRuntime, req: IncomingMessage, anonymous: boolean): Caller {
+function authenticate(runtime: EffectdApp, req: IncomingMessage, anonymous: boolean): Caller {
   const header = req.headers.authorization;
-  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  // From the raw headers: two Authorization headers were refused already (handle), never first-wins.
+  const token = bearerToken(req.rawHeaders);
   if (header === undefined && anonymous && isLoopbackPeer(req.socket.remoteAddress)) {
     const agent = runtime.credentials.first('agent');
     if (!agent) throw new EffectdError('unauthorized', 'no agent credential to admit an anonymous local agent as');
     const { token: _token, ...principal } = agent;
     return callerOf(principal, 'mcp');
   }
-  return runtime.gateway.authenticate(match?.[1], 'mcp');
+  return runtime.gateway.authenticate(token, 'mcp');
+}
+
+/** The request body, up to `limit` bytes (more: 'too_large', the rest read off and dropped). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? 'too_large' : Buffer.concat(chunks, size)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * MCP's answers are never cached, as the API's (src/api/http-server.ts): the SDK writes its own
+ * `Cache-Control: no-cache, no-transform` (for SSE), which becomes `no-store, no-transform`.
+ */
+function noStore(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  (res as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
+    const headers = args[args.length - 1];
+    if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
+      for (const name of Object.keys(headers)) if (name.toLowerCase() === 'cache-control') delete (headers as Record<string, unknown>)[name];
+      (headers as Record<string, unknown>)['Cache-Control'] = 'no-store, no-transform';
+    }
+    return writeHead(...args);
+  };
+  res.setHeader('Cache-Control', 'no-store, no-transform');
 }
 
 /** The request's W3C trace context headers, if it has a traceparent (a call's `_meta` names its own first). */

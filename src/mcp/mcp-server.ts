@@ -1,5 +1,6 @@
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON, type ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { identifierField, workflowIdField } from '../core/effect-command.js';
 import { EffectdError } from '../core/errors.js';
 import type { SagaDefinition } from '../core/saga/saga-definition.js';
 import type { Caller } from '../gateway/caller.js';
@@ -148,7 +149,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
   server.registerTool(STATUS_TOOL, {
     title: 'effect status',
     description: 'The status of an effect by its reference (the effectId or reference of an earlier answer): done with its receipt, not_done, or unknown and what is being checked, with the ledger\'s evidence. Read-only: it never calls a provider.',
-    inputSchema: z.object({ reference: z.string().min(1).max(256).describe('the reference (effectId) of an earlier answer') }),
+    inputSchema: z.object({ reference: identifierField('reference').describe('the reference (effectId) of an earlier answer') }),
     outputSchema: statusSchema,
     annotations: { title: 'effect status', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   }, ({ reference }) => answered(async () => {
@@ -160,7 +161,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
   server.registerTool(HISTORY_TOOL, {
     title: 'workflow history',
     description: `What each earlier step of the workflow came to, from effectd's ledger (facts, not memory): the decision and each effect's outcome. The workflow is _meta "${META.workflowId}" unless workflowId is given. Read-only.`,
-    inputSchema: z.object({ workflowId: z.string().min(1).max(256).optional().describe(`the workflow (default: _meta "${META.workflowId}")`) }),
+    inputSchema: z.object({ workflowId: workflowIdField.optional().describe(`the workflow (default: _meta "${META.workflowId}")`) }),
     outputSchema: historySchema,
     annotations: { title: 'workflow history', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   }, ({ workflowId }, ctx) => answered(async () => {

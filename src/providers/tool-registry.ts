@@ -5,6 +5,8 @@ import { EffectdError } from '../core/errors.js';
 import type { ProviderScope } from '../core/identity.js';
 import type { EffectPolicy } from '../core/next-step.js';
 import { absenceAuditAfterMs } from '../core/reconcile-schedule.js';
+import { secretSet, type SecretSet } from '../core/secret-redaction.js';
+import { providerSecrets } from './provider-secrets.js';
 import { fillString, placeholders } from './templates.js';
 import { isMcpProvider, type EffectdConfig, type ProviderSpec, type ToolContractSpec } from '../config/tool-contract.js';
 
@@ -25,8 +27,14 @@ export interface Tool {
 
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  /**
+   * Every secret the configured providers hold (headers, URL credentials, …), compiled: what the
+   * shell blanks in every text derived from a provider exchange (src/core/secret-redaction.ts).
+   */
+  readonly secrets: SecretSet;
 
   constructor(config: EffectdConfig) {
+    this.secrets = secretSet(providerSecrets(config.providers));
     for (const spec of config.tools) {
       if (this.tools.has(spec.name)) throw configError(spec.name, 'name', 'is declared twice');
       const provider = config.providers[spec.provider];

@@ -10,7 +10,10 @@ import { EffectdError } from '../core/errors.js';
  * also list and resolve escalated and terminal effects. Tenant `*` reaches every tenant.
  */
 export const credential = z.object({
-  token: z.string().min(24, 'tokens must be at least 24 characters'),
+  token: z.string().min(24, 'tokens must be at least 24 characters').superRefine((token, ctx) => {
+    const problem = weakTokenProblem(token);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   role: z.enum(['agent', 'operator']),
   tenant: z.string().min(1),
   name: z.string().min(1),
@@ -22,6 +25,22 @@ export const credential = z.object({
   replyTopicPrefix: z.string().regex(/^[a-zA-Z0-9._-]{1,248}$/, 'replyTopicPrefix must be the start of a Kafka topic name (letters, digits, . _ -)').optional(),
 }).strict();
 export type Credential = z.infer<typeof credential>;
+
+/**
+ * Why a token is too easy to guess, or undefined. A length is no strength: 24 times "a" is 24
+ * characters. A random token of 24 or more characters (base64, hex) shows 9 or more distinct
+ * characters with overwhelming probability, and does not repeat a short unit; fewer, or a unit
+ * repeated ("abcabc…", "secretsecret…"), means it was typed, not generated.
+ */
+export function weakTokenProblem(token: string): string | undefined {
+  const generate = 'generate one with: openssl rand -base64 32';
+  const distinct = new Set(token).size;
+  if (distinct < 6) return `the token is not random: its ${token.length} characters take only ${distinct} distinct value${distinct === 1 ? '' : 's'}, so it is easy to guess; ${generate}`;
+  for (let unit = 1; unit <= token.length / 2; unit++) {
+    if (token.length % unit === 0 && token.slice(0, unit).repeat(token.length / unit) === token) return `the token is not random: it repeats "${token.slice(0, Math.min(unit, 8))}${unit > 8 ? '…' : ''}" ${token.length / unit} times, so it is easy to guess; ${generate}`;
+  }
+  return undefined;
+}
 export type Principal = Omit<Credential, 'token'>;
 
 const credentialsFile = z.object({ credentials: z.array(credential).min(1) }).strict().superRefine(({ credentials }, ctx) => {
@@ -56,14 +75,15 @@ export interface CredentialSource {
 }
 
 /**
- * EFFECTD_CREDENTIALS names a file in production; the embedded default creates
- * `<dataDir>/credentials.json` (mode 0600) on first start with one agent and one operator.
+ * `file` (EFFECTD_CREDENTIALS, Settings.credentialsFile) names a file in production, which must
+ * exist; without one the embedded default creates `<dataDir>/credentials.json` (mode 0600) on
+ * first start with one agent and one operator.
  */
-export function loadCredentials(dataDir: string, env: NodeJS.ProcessEnv = process.env): CredentialSource {
-  const file = env.EFFECTD_CREDENTIALS ?? join(dataDir, 'credentials.json');
+export function loadCredentials(dataDir: string, named?: string): CredentialSource {
+  const file = named || join(dataDir, 'credentials.json');
   let created = false;
   if (!existsSync(file)) {
-    if (env.EFFECTD_CREDENTIALS) throw new EffectdError('invalid_config', `EFFECTD_CREDENTIALS=${file} does not exist`);
+    if (named) throw new EffectdError('invalid_config', `EFFECTD_CREDENTIALS=${file} does not exist`);
     mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     const token = (prefix: string) => `${prefix}_${randomBytes(24).toString('base64url')}`;
     const initial = { credentials: [
@@ -109,7 +129,7 @@ export class CredentialBook {
 
 /** Reads `file` again into `book`; when it is missing or invalid this throws and the book keeps what it had. Returns the new count. */
 export function reloadCredentials(book: CredentialBook, file: string): number {
-  // EFFECTD_CREDENTIALS makes loadCredentials refuse a missing file rather than create fresh tokens.
-  book.reload(loadCredentials('', { EFFECTD_CREDENTIALS: file }).credentials);
+  // A named file: loadCredentials refuses it missing rather than create fresh tokens.
+  book.reload(loadCredentials('', file).credentials);
   return book.size;
 }

@@ -11,12 +11,12 @@ export interface SecretSource {
 }
 
 /**
- * The server secret that keys every effectId and provider key. Production: EFFECTD_SECRET (hex or
- * base64, at least 32 bytes). Embedded default: `<dataDir>/secret`, generated once with mode 0600.
- * Never from the caller.
+ * The server secret that keys every effectId and provider key. Production: `given`, EFFECTD_SECRET
+ * (Settings.secret: hex or base64, at least 32 bytes). Embedded default: `<dataDir>/secret`,
+ * generated once with mode 0600. Never from the caller.
  */
-export function loadSecret(dataDir: string, env: NodeJS.ProcessEnv = process.env): SecretSource {
-  const fromEnv = env.EFFECTD_SECRET;
+export function loadSecret(dataDir: string, given?: string): SecretSource {
+  const fromEnv = given;
   if (fromEnv) {
     const text = fromEnv.trim();
     const hex = /^[0-9a-f]+$/i.test(text) && text.length % 2 === 0;

@@ -7,6 +7,7 @@ import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 import { EffectdError } from '../core/errors.js';
 import type { CommandRefusal, RecordedEffect } from './refusals.js';
+import { defaultToken } from './default-token.js';
 
 /** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */
 export interface EffectRequest {
@@ -92,6 +93,8 @@ export interface EffectClientOptions {
 const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown', [AgentStatus.REFUSED]: 'refused' };
 const RECORDED: Partial<Record<AgentStatus, RecordedEffect['status']>> = { [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
 const DEFAULT_OUTCOMES = 'effectd.outcomes';
+/** The longest an empty fetch of answers waits at the broker (an answer ends it at once). */
+const IDLE_POLL_MS = 500;
 
 interface Waiter {
   resolve(answer: EffectAnswer): void;
@@ -124,7 +127,7 @@ export class EffectClient {
 
   /** Connects; throws when there is no token (option or EFFECTD_TOKEN), as effectd would refuse every command. */
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
-    const token = options.token ?? process.env.EFFECTD_TOKEN;
+    const token = options.token ?? defaultToken();
     if (!token) throw new EffectdError('invalid_config', 'EffectClient needs the token of an effectd credential: pass connect({ token }) or set EFFECTD_TOKEN (a new effectd writes its first credentials to <data-dir>/credentials.json)');
     const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
@@ -136,12 +139,17 @@ export class EffectClient {
     const admin = kafka.admin();
     await admin.connect();
     const ends = await admin.fetchTopicOffsets(outcomesTopic).finally(() => admin.disconnect());
-    const consumer = kafka.consumer({ groupId: `effectd-client-${randomUUID()}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+    // A fetch returns as soon as one answer is there (minBytes 1): the wait bounds only an empty
+    // poll (an idle client asks twice a second, not ten times) and how long close() waits for it.
+    const consumer = kafka.consumer({ groupId: `effectd-client-${randomUUID()}`, maxWaitTimeInMs: IDLE_POLL_MS, allowAutoTopicCreation: false });
     await consumer.connect();
     await consumer.subscribe({ topics: [outcomesTopic], fromBeginning: false });
     const client = new EffectClient(producer, consumer, options.commandsTopic ?? 'effectd.commands', outcomesTopic === DEFAULT_OUTCOMES ? undefined : outcomesTopic, options.timeoutMs ?? 30_000, `Bearer ${token}`);
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-    await consumer.run({ autoCommitInterval: 1_000, eachMessage: async ({ message }) => client.onOutcome(message.value) });
+    // No offset commits: the group is this client's alone and it starts at the topic's end (the seek
+    // below), so a committed offset is never read; kafkajs would commit after every fetched batch
+    // (0.65 commits per effect at 16 concurrent submits, more requests than the commands' own).
+    await consumer.run({ autoCommit: false, eachMessage: async ({ message }) => client.onOutcome(message.value) });
     await joined;
     for (const end of ends) consumer.seek({ topic: outcomesTopic, partition: end.partition, offset: end.offset });
     return client;

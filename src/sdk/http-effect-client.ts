@@ -1,5 +1,6 @@
 import type { AgentOutcome } from '../core/agent-answer.js';
 import { EffectdError, isErrorCode, type ErrorCode } from '../core/errors.js';
+import { pathSegment } from '../core/identifiers.js';
 import { refusalOfBody, type EffectRefusal } from './refusals.js';
 
 /** effectd's answer to one submitted effect over HTTP: its three-state outcome, or the command's refusal. */
@@ -65,16 +66,16 @@ export class HttpEffectClient {
   }
 
   async effect(effectId: string): Promise<AgentOutcome> {
-    return (await this.ok('GET', `/v1/effects/${encodeURIComponent(effectId)}`)) as AgentOutcome;
+    return (await this.ok('GET', `/v1/effects/${pathSegment('effectId', effectId)}`)) as AgentOutcome;
   }
 
   /** Journals a decision; when the step was decided already, the recorded one comes back (`replayed`). */
   async recordDecision(workflowId: string, step: string, decision: Decision & { decidedBy?: string }): Promise<{ decision: Decision; replayed: boolean }> {
-    return (await this.ok('POST', `/v1/workflows/${encodeURIComponent(workflowId)}/decisions`, { step, ...decision })) as { decision: Decision; replayed: boolean };
+    return (await this.ok('POST', `/v1/workflows/${pathSegment('workflowId', workflowId)}/decisions`, { step, ...decision })) as { decision: Decision; replayed: boolean };
   }
 
   async decisions(workflowId: string): Promise<Map<string, Decision>> {
-    const { status, body } = await this.request('GET', `/v1/workflows/${encodeURIComponent(workflowId)}/decisions`);
+    const { status, body } = await this.request('GET', `/v1/workflows/${pathSegment('workflowId', workflowId)}/decisions`);
     if (status === 404) return new Map();
     if (status !== 200) throw refusal(status, body, `effectd: HTTP ${status} reading decisions`);
     return new Map((body as { decisions: (Decision & { step: string })[] }).decisions.map((d) => [d.step, { tool: d.tool, args: d.args }]));
@@ -82,7 +83,7 @@ export class HttpEffectClient {
 
   /** The facts of the workflow so far, from the ledger: what to hand the model instead of its own memory. */
   async history(workflowId: string): Promise<HistoryStep[]> {
-    return ((await this.ok('GET', `/v1/workflows/${encodeURIComponent(workflowId)}/history`)) as { steps: HistoryStep[] }).steps;
+    return ((await this.ok('GET', `/v1/workflows/${pathSegment('workflowId', workflowId)}/history`)) as { steps: HistoryStep[] }).steps;
   }
 
   private async ok(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -108,8 +109,9 @@ export class HttpEffectClient {
  * `{ error: <code>, message, … }`. Without a code (a proxy's answer), the code follows the status.
  */
 function refusal(status: number, body: unknown, message: string): EffectdError {
-  const code = (body as { error?: unknown } | undefined)?.error;
-  return new EffectdError(isErrorCode(code) ? code : codeOfStatus(status), message, { status });
+  const { error: code, effectId, recorded } = (body ?? {}) as { error?: unknown; effectId?: unknown; recorded?: unknown };
+  // A 503/500 after the effect was recorded carries what was (effectId, recorded): kept, so a harness never takes it for not_done.
+  return new EffectdError(isErrorCode(code) ? code : codeOfStatus(status), message, { status, ...(recorded !== undefined ? { effectId, recorded } : {}) });
 }
 
 function codeOfStatus(status: number): ErrorCode {

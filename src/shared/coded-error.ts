@@ -1,6 +1,7 @@
 /**
- * The coded error of the code that may not import the service's core: src/shared itself, the
- * benchmark (src/bench), the harness (src/harness) and the simulators (src/simulators). Like core's
+ * The coded error of the code that may not import the service's core: src/shared itself and the
+ * private benchmark workspace (packages/bench; the simulators, packages/simulators, keep a copy of
+ * their own, since they import nothing of effectd). Like core's
  * EffectdError (src/core/errors.ts, the only error the service raises), its code says what the caller
  * should do: fix a setting (`invalid_config`), fix the input (`invalid_command`), look elsewhere
  * (`not_found`), retry later (`unavailable`), or give up (`internal`, a defect). Inside the service

@@ -100,7 +100,10 @@ export class EffectShell implements ShellPort {
   }
 
   async execute(raw: unknown, as: Actor): Promise<ShellAnswer> {
-    return this.runner.submit(await this.prepare(raw, as));
+    const effect = await this.prepare(raw, as);
+    return this.runner.submit(effect).catch(async (error: unknown) => {
+      throw await this.core.failedAfter(effect, error);
+    });
   }
 
   /**
@@ -109,8 +112,17 @@ export class EffectShell implements ShellPort {
    * in time, else `unknown` as before. An answer that is not `unknown` never waits.
    */
   async submit(effect: PreparedCommand, budgetMs: number): Promise<ShellAnswer> {
+    // A failure says what the ledger holds for the effect by then (never "nothing was recorded" after a claim).
+    const progress: { answer?: ShellAnswer } = {};
+    return this.submitAndSettle(effect, budgetMs, progress).catch(async (error: unknown) => {
+      throw await this.core.failedAfter(effect, error, progress.answer ? { known: progress.answer.outcome } : {});
+    });
+  }
+
+  private async submitAndSettle(effect: PreparedCommand, budgetMs: number, progress: { answer?: ShellAnswer }): Promise<ShellAnswer> {
     const { runner } = this;
     const answer = await runner.submit(effect);
+    progress.answer = answer;
     if (answer.outcome.status !== 'unknown' || answer.disposition === 'held' || budgetMs === 0) return answer;
     const current = (await this.core.read(effect.stream)).effects.get(effect.effectId);
     const ownDispatch = answer.disposition === 'dispatched';
@@ -129,7 +141,9 @@ export class EffectShell implements ShellPort {
   }
 
   release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer> {
-    return this.runner.release(effect, releasedBy, reason);
+    return this.runner.release(effect, releasedBy, reason).catch(async (error: unknown) => {
+      throw await this.core.failedAfter({ effectId: effect.effectId, stream: workflowStream(effect.declared.tenant, effect.declared.workflowId) }, error);
+    });
   }
 
   handleDuplicate(effect: EffectState, handling: DuplicateHandling): Promise<EffectState> {

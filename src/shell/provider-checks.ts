@@ -17,7 +17,7 @@ export async function lookUp(core: ShellCore, prepared: PreparedEffect, effect: 
   const attempt = currentAttempt(effect)!.started;
   // What a look proves is judged by when it was asked: an answer that took long still describes the provider as it was then.
   const askedAt = core.now();
-  const result: LookupResult = await core.looker(prepared.tool, core.dispatchInput(prepared, attempt.providerKey));
+  const result: LookupResult = await core.askProvider(prepared, attempt.providerKey);
   const base = { type: 'ReconciliationChecked' as const, v: 1 as const, at: core.now(), askedAt, effectId: effect.effectId, method: methodOf(policy) };
   if (result.kind === 'unsupported') return { ...base, asked: 'nothing (no lookup)', seen: 'unsupported', verdict: 'unanswered' };
   if (result.kind === 'error') return { ...base, asked: result.asked, seen: result.seen, verdict: 'unanswered' };
@@ -48,7 +48,7 @@ export async function auditAbsence(core: ShellCore, prepared: PreparedEffect, ef
  */
 export async function auditResend(core: ShellCore, prepared: PreparedEffect, effect: EffectState): Promise<DuplicateDetected | ResendAudited> {
   const base = { v: 1 as const, at: core.now(), effectId: effect.effectId };
-  const result = await core.looker(prepared.tool, core.dispatchInput(prepared, currentAttempt(effect)!.started.providerKey));
+  const result = await core.askProvider(prepared, currentAttempt(effect)!.started.providerKey);
   if (result.kind === 'unsupported') return { ...base, type: 'ResendAudited', verdict: 'unverifiable', asked: 'nothing (the tool has no lookup)', seen: 'unsupported' };
   if (result.kind !== 'found') return { ...base, type: 'ResendAudited', verdict: result.kind === 'error' ? 'unverifiable' : 'single', asked: result.asked, seen: result.seen };
   const receipts = [...new Set([effect.receipt!, ...result.receipts])].filter(Boolean);

@@ -7,11 +7,13 @@ import { isEffectdError } from '../core/errors.js';
 import type { AttemptFinished, AttemptStarted, LedgerEvent } from '../core/events.js';
 import { foldWorkflow, type WorkflowState } from '../core/fold.js';
 import { deriveProviderKey, deriveReference } from '../core/identity.js';
+import { NO_SECRETS, redactSecrets } from '../core/secret-redaction.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
 import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/provider-router.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
 import { attemptAttributes, classificationAttributes, inSpan, SPAN, SpanKind } from '../tracing/index.js';
+import { recordedFailure, saysNothingRecorded, type FailedAt } from './recorded-failure.js';
 import { WorkflowStore, type Decision } from './workflow-store.js';
 import type { PreparedEffect, ShellAnswer, TenantContentIndex } from './shell-port.js';
 
@@ -96,6 +98,23 @@ export class ShellCore {
     return { tool, effectId: effect.effectId, stream, declaration };
   }
 
+  /**
+   * The redaction boundary: every text derived from a provider exchange (an attempt's reason, a
+   * check's asked and seen) passes here before it becomes an event, and so before the agent's
+   * answer, the ledger, the timelines and the logs (src/core/secret-redaction.ts): the configured
+   * secrets blanked, the provider key abridged, a URL's user and password left out.
+   */
+  exchangeText(text: string, providerKey: string | null): string {
+    return redactSecrets(text, this.deps.tools.secrets ?? NO_SECRETS, providerKey);
+  }
+
+  /** Asks the provider whether the effect exists; what was asked and seen comes back through the redaction boundary. */
+  async askProvider(effect: PreparedEffect, providerKey: string | null): Promise<LookupResult> {
+    const result = await this.looker(effect.tool, this.dispatchInput(effect, providerKey));
+    if (result.kind === 'unsupported') return result;
+    return Object.assign({}, result, { asked: this.exchangeText(result.asked, providerKey), seen: this.exchangeText(result.seen, providerKey) });
+  }
+
   dispatchInput(effect: PreparedEffect, providerKey: string | null, request?: SentRequest): DispatchInput {
     return { args: effect.declaration.args, providerKey, reference: deriveReference(effect.effectId), timeoutMs: effect.tool.spec.timeoutMs, ...(request ? { request } : {}) };
   }
@@ -145,7 +164,7 @@ export class ShellCore {
     const { result, classification } = await inSpan(SPAN.attempt, SpanKind.CLIENT, async (span) => {
       span?.setAttributes(attemptAttributes(effect.effectId, effect.tool.name, started.attempt));
       const result = await this.dispatcher(effect.tool, this.dispatchInput(effect, started.providerKey, started.request));
-      const classification = classifyDispatch(result, effect.tool.classification);
+      const classification = classifyDispatch(result, effect.tool.classification, (text) => this.exchangeText(text, started.providerKey));
       span?.setAttributes(classificationAttributes(classification));
       return { result, classification };
     });
@@ -175,9 +194,20 @@ export class ShellCore {
     }).catch(async (error: unknown) => {
       // The provider was called and the claim is recorded; only the outcome lost to other writers.
       // The claim's lease runs out into unknown and reconciliation finds the outcome: say so, truly.
-      if (!isEffectdError(error, 'contention')) throw error;
+      if (!isEffectdError(error, 'contention')) throw await this.failedAfter(effect, error, { sent: { attempt: started.attempt } });
       return { outcome: this.answer((await this.read(effect.stream)).effects.get(effect.effectId)!, false), disposition: 'in-flight' };
     });
+  }
+
+  /**
+   * A failure of a command about `effect`, worded by what the ledger holds for it (read again; the
+   * ledger may be the part that failed) and what the command got as far as: never "nothing was
+   * recorded" once an attempt was claimed (src/shell/recorded-failure.ts).
+   */
+  async failedAfter(effect: Pick<PreparedEffect, 'effectId' | 'stream'>, error: unknown, at: FailedAt = {}): Promise<unknown> {
+    if (!saysNothingRecorded(error)) return error;
+    const held = await this.read(effect.stream).then((w) => w.effects.get(effect.effectId), () => undefined);
+    return recordedFailure(error, effect.effectId, held, held && this.answer(held, true), at);
   }
 
   answer(effect: EffectState, replayed: boolean, matched?: EffectState): AgentOutcome {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { ensureBuilt, getJson, postJson, startEffectd, startPayments, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**
@@ -62,7 +62,7 @@ describe('attribution: the actor is the authenticated caller, never the payload'
     expect(chosen.status).toBe(200);
     const effect = (await getJson(`${effectd.url}/v1/effects/${chosen.body.effectId}`, effectd.operator)).body;
     expect(effect).toMatchObject({ tenant: 'victim-tenant', declaredBy: 'default-operator' });
-    expect((await getJson(`${effectd.url}/v1/effects/${chosen.body.effectId}`, effectd.agent)).status).toBe(403);
+    expect((await getJson(`${effectd.url}/v1/effects/${chosen.body.effectId}`, effectd.agent)).status).toBe(404); // as if it did not exist: no answer tells another tenant an id exists
   });
 
   it('decisions and saga starts record the credential too', async () => {
@@ -71,6 +71,6 @@ describe('attribution: the actor is the authenticated caller, never the payload'
     expect(decided.status).toBe(201);
     expect(decided.body.decision).toMatchObject({ decidedBy: 'model-x', recordedBy: 'default-agent' });
     const timeline = (await getJson(`${effectd.url}/v1/workflows/${workflowId}`, effectd.agent)).body.timeline;
-    expect(timeline[0].summary).toMatch(/decided by model-x\), journaled by default-agent/);
+    expect(timeline[0].summary).toMatch(/decided by model-x, as claimed by the caller\), journaled by default-agent/);
   });
 });

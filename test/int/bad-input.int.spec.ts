@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/runtime/effectd-runtime.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, type InProcessEffectd } from '../support/effectd-harness.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 describe('bad input gets a clear 400 and the ledger stays unchanged', () => {
   let payments: RunningSimulator;
@@ -50,7 +51,7 @@ describe('a bad configuration fails at start, naming the tool and the field', ()
     const dir = tempDir();
     const file = join(dir, 'effectd.config.json');
     writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
-    return createRuntime({ dataDir: dir, configFile: file });
+    return createRuntime({ dataDir: dir, configFile: file, settings: loadSettings({}) });
   };
   const tool = { name: 'crm.create-ticket', provider: 'crm', request: { path: '/tickets' }, args: { title: { type: 'string' } }, target: '{args.title}', reversibility: 'compensable', idempotency: { kind: 'none' } };
 

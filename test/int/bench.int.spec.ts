@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAGA_CHECKS, type CellResult } from '../../src/bench/cell-runner.js';
-import { FAULT_SPECS, faultApplies } from '../../src/bench/faults.js';
-import { kafkaUnreachable } from '../../src/bench/kafka-lane.js';
-import { planCells, REDECIDE_QUICK_FAULTS } from '../../src/bench/matrix.js';
-import { BENCH_POLICIES, FAULTS, MCP_FAULTS, POLICIES, type FaultName } from '../../src/bench/names.js';
-import { failAtValues } from '../../src/bench/saga-plans.js';
-import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
+import { SAGA_CHECKS, type CellResult } from '../../packages/bench/src/cell-runner.js';
+import { FAULT_SPECS, faultApplies } from '../../packages/bench/src/faults.js';
+import { kafkaUnreachable } from '../../packages/bench/src/kafka-lane.js';
+import { planCells, REDECIDE_QUICK_FAULTS } from '../../packages/bench/src/matrix.js';
+import { BENCH_POLICIES, FAULTS, MCP_FAULTS, POLICIES, type FaultName } from '../../packages/bench/src/names.js';
+import { failAtValues } from '../../packages/bench/src/saga-plans.js';
+import { DEFAULT_WORKLOADS, workload } from '../../packages/bench/src/workloads.js';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
 
 /** Marks this run's processes (children inherit the environment), so other runs on the machine don't count. */

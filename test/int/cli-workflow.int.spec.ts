@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startPayments, tempDir, writeToolsConfig, type EffectdProcess } from '../support/effectd-harness.js';
 
 const run = promisify(execFile);
@@ -57,7 +57,7 @@ describe('effectd workflow and effectd effects --limit/--cursor', () => {
       if (!next) break;
       expect(Number(next[1])).toBe(3);
       // The printed command is the one to run: the same filters, the cursor.
-      expect(next[2]).toMatch(/^effects --state committed --limit 3 --cursor c1\./);
+      expect(next[2]).toMatch(/^effects --state committed --limit 3 --cursor c2\./);
       args = next[2]!.split(' ');
     }
     expect(pages).toHaveLength(3); // 3 + 3 + 1
@@ -73,7 +73,7 @@ describe('effectd workflow and effectd effects --limit/--cursor', () => {
     const first = await getJson(`${effectd.url}/v1/effects?state=committed&limit=5`, operator);
     expect(first.status).toBe(200);
     expect(first.body.effects).toHaveLength(5);
-    expect(first.body.nextCursor).toMatch(/^c1\./);
+    expect(first.body.nextCursor).toMatch(/^c2\./);
     const second = await getJson(`${effectd.url}/v1/effects?state=committed&limit=5&cursor=${encodeURIComponent(first.body.nextCursor)}`, operator);
     expect(second.body.effects).toHaveLength(2);
     expect(second.body).not.toHaveProperty('nextCursor');

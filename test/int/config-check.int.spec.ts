@@ -123,6 +123,22 @@ export default defineConfig({ tools: [], sagas: [defineSaga({ name: 'no-undo', v
     expect(cli(['config', '--strict']).code).toBe(2);
   });
 
+  it('prints the settings reference docs/configuration.md holds (config settings, --json), and a bad setting stops a command naming it', () => {
+    const { code, stdout } = cli(['config', 'settings']);
+    expect(code).toBe(0);
+    const doc = readFileSync(join(REPO, 'docs/configuration.md'), 'utf8');
+    expect(doc).toContain(stdout.trimEnd());
+    expect(stdout).toMatch(/^\| `EFFECTD_DRAIN_TIMEOUT_MS` \| — \| whole number \| ms \| `30000` \|/m);
+    const json = JSON.parse(cli(['config', 'settings', '--json']).stdout) as { settings: { variable: string }[] };
+    expect(json.settings.map((s) => s.variable)).toContain('EFFECTD_WORKFLOW_CACHE');
+    // Every command loads the same settings (here the lightest ones: token, and effects, whose --url wins over EFFECTD_URL).
+    const bad = cli(['token'], REPO, { EFFECTD_DRAIN_TIMEOUT_MS: '30s' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('effectd: EFFECTD_DRAIN_TIMEOUT_MS must be a positive whole number of milliseconds, not "30s"\n');
+    const flag = cli(['effects', '--url', 'ftp://effectd'], REPO, { EFFECTD_URL: 'http://127.0.0.1:1' });
+    expect(flag.stderr).toBe('effectd: --url must be an http(s) URL, e.g. http://127.0.0.1:8080, not "ftp://effectd"\n');
+  });
+
   it('prints the JSON Schema that is committed at config/effectd.config.schema.json', () => {
     const { code, stdout } = cli(['config', 'schema']);
     expect(code).toBe(0);

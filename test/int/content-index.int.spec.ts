@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpEffectClient } from '../../src/sdk/http-effect-client.js';
 import { WorkflowJournal } from '../../src/sdk/workflow-journal.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { ensureBuilt, getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 const chargePosts = async (sim: RunningSimulator) => ((await getJson(`${sim.url}/_admin/requests`)).body.requests as { method: string; path: string }[]).filter((r) => r.method === 'POST' && r.path.startsWith('/v1/charges')).length;

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 const PROMETHEUS = process.env.EFFECTD_PROMETHEUS ?? '/usr/bin/prometheus';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../../src/metrics/metric-names.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface Oracle { charges: { id: string; metadata: Record<string, string> }[]; refunds: { id: string; charge: string }[] }

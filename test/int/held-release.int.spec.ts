@@ -2,12 +2,12 @@
 // respelled, copies what effectd's refusal states first, and is held; when step 1 commits, the
 // held step is never sent by a release ("already done", one charge at the provider); only a
 // declared repeat sends it. Over HTTP (POST /v1/effects) and over MCP (tools/call, the official
-// client). The model is src/bench/respelling.ts, the one the benchmark's scripted agent uses.
+// client). The model is packages/bench/src/respelling.ts, the one the benchmark's scripted agent uses.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextSpelling, amountSpellings } from '../../src/bench/respelling.js';
+import { nextSpelling, amountSpellings } from '../../packages/bench/src/respelling.js';
 import { parseMinorUnits } from '../../src/core/money.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface TimelineEntry { type: string; effectId?: string; summary: string; event: Record<string, any> }

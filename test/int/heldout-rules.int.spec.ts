@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { METRIC } from '../../src/metrics/metric-names.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 import { startHoldingProxy } from '../support/holding-proxy.js';
 import { parsePromText, total } from '../support/prom-text.js';
@@ -33,7 +33,7 @@ afterEach(async () => {
 /** effectd in-process with a fast reconciler tick and its log captured (JSON lines, info and up). */
 async function effectdWithLog(configFile: string): Promise<{ effectd: InProcessEffectd; log: string[] }> {
   const log: string[] = [];
-  const logger = createLogger({ fd: 2, env: { EFFECTD_LOG_LEVEL: 'info' }, stream: { write: (line: string) => void log.push(line) } });
+  const logger = createLogger({ fd: 2, log: { level: 'info' }, stream: { write: (line: string) => void log.push(line) } });
   const dataDir = tempDir();
   const effectd = await startEffectd({ dataDir, configFile, reconcileTickMs: 25, logger });
   open.push(effectd);
@@ -269,7 +269,7 @@ describe('rule 3: a proof of absence is audited once more; a late arrival is det
 
 describe('rule 4: a 409 "this key is in flight" is evidence, not a resend', () => {
   // The provider holds the first charge HOLD_MS with its key in flight: every same-key resend meanwhile
-  // is answered 409 idempotency_key_in_use (src/simulators/stripe-idempotency.ts). resends.max is 1.
+  // is answered 409 idempotency_key_in_use (packages/simulators/src/stripe-idempotency.ts). resends.max is 1.
   const TIMEOUT_MS = 500;
   const WINDOW_MS = 500;
   const HOLD_MS = 3_500;

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../src/api/http-server.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { startEffectd, startPayments, waitFor, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**
@@ -48,7 +48,7 @@ describe('the HTTP ingress on Fastify keeps what Express did', () => {
       await post(gzipSync(big), { 'content-encoding': 'gzip' }),
     ]) {
       expect(answer.status).toBe(413);
-      expect(answer.body).toEqual({ error: 'too_large', message: 'the request body is over 1 MB' });
+      expect(answer.body).toEqual({ error: 'too_large', message: 'the request body is over 1 MB (EFFECTD_BODY_LIMIT_BYTES=1048576); nothing was recorded' });
     }
   });
 

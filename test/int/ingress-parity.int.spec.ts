@@ -12,13 +12,14 @@ import type { LedgerEvent } from '../../src/core/events.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import { AgentStatus, type EffectOutcome } from '../../src/sdk/index.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
 import { decodeOutcome } from '../../src/transport/wire/outcome-codec.js';
 import { authHeaders, getJson, postJson, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
 import { bearer, createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, type ReadRecord, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 type Status = 'done' | 'not_done' | 'unknown' | 'refused';
 /** What a door answered, in the same terms for every door. */
@@ -312,10 +313,10 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     email = await startSimulator('email');
     const dataDir = tempDir('effectd-parity-');
     // No reconciler: what settles an unknown is the resubmission, on either door, never a background race.
-    runtime = await createRuntime({ dataDir, ledgerUrl: schema.url, configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url }) });
+    runtime = await createRuntime({ dataDir, ledgerUrl: schema.url, settings: loadSettings({}), configFile: writeToolsConfig(dataDir, { payments: payments.url, email: email.url }) });
     http = await startHttpServer(runtime, 0);
     topics = await createRunTopics(run);
-    const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` });
+    const settings = kafkaIngressSettings(kafkaBrokers().join(','), loadSettings({}).kafka, { groupId: `effectd-${run}` });
     ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: (line) => kafkaLog.push(line) });
     token = authHeaders(dataDir, 'agent').authorization!.slice('Bearer '.length);
     producer = testKafka().producer();

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { decodeOutcome } from '../../src/transport/wire/outcome-decoder.js';
 import { getJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 import { bearer, freshPostgresSchema, readTopic, runId, startKafkaFixture, testKafka, type KafkaFixture } from '../support/kafka-harness.js';
@@ -40,15 +40,9 @@ describe('inline settle: the first answer after a lost reply', () => {
     const payments = await startSimulator('payments', { options: simOptions });
     const weak = await startSimulator('weak');
     const dataDir = tempDir();
-    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, env);
-    try {
-      const effectd = await startEffectd({ dataDir, configFile: writeToolsConfig(dataDir, { payments: payments.url, weak: weak.url }, overrides) });
-      open.push(payments, weak, effectd);
-      return { payments, weak, effectd };
-    } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-    }
+    const effectd = await startEffectd({ dataDir, env, configFile: writeToolsConfig(dataDir, { payments: payments.url, weak: weak.url }, overrides) });
+    open.push(payments, weak, effectd);
+    return { payments, weak, effectd };
   }
 
   /** The first answer is done, with the one charge's receipt, and the ledger recorded every check. */

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, writeFastPaymentsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowStream } from '../../src/core/streams.js';
 import { AgentStatus, EffectClient } from '../../src/sdk/index.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { decodeOutcome } from '../../src/transport/wire/outcome-codec.js';
 import { getJson, startPayments } from '../support/effectd-harness.js';
 import { bearer, freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, testToken, withAdmin, type KafkaFixture, type ReadRecord } from '../support/kafka-harness.js';

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectAnswer, EffectClient, EffectRequest } from '../../src/sdk/index.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, startPayments, waitFor } from '../support/effectd-harness.js';
 import { freshPostgresSchema, runId, startKafkaFixture, type KafkaFixture } from '../support/kafka-harness.js';
 

@@ -4,7 +4,7 @@ import { workflowStream } from '../../src/core/streams.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import type { KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
 import { getJson, postJson, startPayments } from '../support/effectd-harness.js';
 import { bearer, freshPostgresSchema, header, readTopic, runId, startKafkaFixture, testKafka, withAdmin, type KafkaFixture, type RunTopics } from '../support/kafka-harness.js';

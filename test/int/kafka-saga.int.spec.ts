@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import type { EffectClient } from '../../src/sdk/index.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, tempDir, writeToolsConfig } from '../support/effectd-harness.js';
 import { freshPostgresSchema, runId, startKafkaFixture, type KafkaFixture } from '../support/kafka-harness.js';
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectStatus } from '../../src/core/effect-state.js';
 import { foldWorkflow } from '../../src/core/fold.js';
 import { workflowStream } from '../../src/core/streams.js';
-import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../src/harness/simulator-process.js';
+import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../packages/simulators/src/process.js';
 import { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
 import { EffectClient, type EffectAnswer, type EffectRequest } from '../../src/sdk/index.js';
 import { ensureBuilt, tempDir, waitFor, writeFastPaymentsConfig } from '../support/effectd-harness.js';

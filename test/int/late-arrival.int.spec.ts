@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 import { testPostgresUrl } from '../support/services.js';
 import { startHoldingProxy } from '../support/holding-proxy.js';
@@ -26,7 +26,7 @@ import { startHoldingProxy } from '../support/holding-proxy.js';
  * and a look counts from when it was ASKED (`askedAt`), not from when its answer arrived.
  * (It also found the bench's HTTP lanes sharing one PostgreSQL ledger with other providers behind
  * each: effectd's rule is that every instance on a ledger reaches the same providers, so the bench
- * now gives each configuration its own schema, src/bench/lane-ledger.ts.)
+ * now gives each configuration its own schema, packages/bench/src/lane-ledger.ts.)
  */
 const TIMEOUT_MS = 1_000;
 const SETTLE_WINDOW_MS = 1_000;

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
 import type { IdentityFallback } from '../../src/mcp/identity.js';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, startPayments, tempDir, writeToolsConfig } from '../support/effectd-harness.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 /**
  * The operator's fallback identity for plain MCP clients that cannot set `_meta`
@@ -19,7 +20,7 @@ interface Instance { runtime: EffectdRuntime; server: HttpServer; token: string 
 
 async function instance(payments: RunningSimulator, identityFallback?: IdentityFallback): Promise<Instance> {
   const dataDir = tempDir();
-  const runtime = await createRuntime({ dataDir, reconcileTickMs: 50, configFile: writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } }) });
+  const runtime = await createRuntime({ dataDir, reconcileTickMs: 50, settings: loadSettings({}), configFile: writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } }) });
   const server = await startHttpServer(runtime, 0, '127.0.0.1', undefined, identityFallback ? { identityFallback } : {});
   runtime.startReconciler();
   return { runtime, server, token: authHeaders(dataDir, 'agent').authorization!.slice('Bearer '.length) };

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /** The official MCP TypeScript client SDK, against effectd's /mcp, with a bearer token. */
@@ -163,7 +163,8 @@ describe('MCP over Streamable HTTP, with the official TypeScript client SDK', ()
     const acme = await open(token.other);
     const peek = await acme.callTool({ name: 'effectd_status', arguments: { reference: (mine.structuredContent as { effectId: string }).effectId } });
     expect(peek.isError).toBe(true);
-    expect(peek.structuredContent).toMatchObject({ error: 'forbidden' });
+    // Answered as an effect that does not exist: no answer tells another tenant the id exists.
+    expect(peek.structuredContent).toMatchObject({ error: 'not_found' });
     // The same workflowId under acme's own tenant is acme's workflow, not default's.
     const history = await acme.callTool({ name: 'effectd_history', arguments: { workflowId: 'wf-mine' } });
     expect(history.structuredContent).toMatchObject({ steps: [] });

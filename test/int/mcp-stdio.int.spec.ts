@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { ensureBuilt, getJson, postJson, startPayments, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
 
 const charges = async (sim: RunningSimulator) => (await getJson(`${sim.url}/_oracle/state`)).body.charges as { id: string; metadata: Record<string, string> }[];

@@ -12,7 +12,7 @@ import { deriveReference } from '../../src/core/identity.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { closeUpstreams } from '../../src/providers/mcp-provider.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, startPayments, tempDir, waitFor, type EffectdProcess, type InProcessEffectd } from '../support/effectd-harness.js';
 import { KEY_META, startUpstreamPaymentsMcp, type UpstreamPaymentsMcp } from '../support/upstream-payments-mcp.js';
 

@@ -3,7 +3,7 @@ import { effectStatus, type EffectState } from '../../src/core/effect-state.js';
 import { isEffectEvent, type LedgerEvent } from '../../src/core/events.js';
 import { foldWorkflow } from '../../src/core/fold.js';
 import { METRIC } from '../../src/metrics/metric-names.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 import { byLabels, parsePromText, total, type Sample } from '../support/prom-text.js';
 

@@ -6,7 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { swaggerUiDir } from '../../src/api/openapi/docs-assets.js';
 import { HUMAN_STATUSES } from '../../src/core/effect-lifecycle.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { launchChromium } from '../support/chromium.js';
 import { getJson, postJson, startEffectd, startPayments, type InProcessEffectd } from '../support/effectd-harness.js';
 

@@ -259,6 +259,7 @@ describe('effectd installed from its tarball into a fresh project', () => {
   const warehouse = new Warehouse();
   let tarball: { file: string; files: string[] };
   let sdkTarball: { file: string; files: string[] };
+  let simulatorsTarball: { file: string; files: string[] };
   let effectd: ChildProcess | undefined;
   let effectdOutput = '';
   /** effectd's log as sentences: its JSON lines' `msg` (or the line itself when it is not JSON). */
@@ -280,6 +281,8 @@ describe('effectd installed from its tarball into a fresh project', () => {
     mkdirSync(tarballs);
     tarball = await pack(tarballs, skipBuild ? ['--ignore-scripts'] : []);
     sdkTarball = await pack(tarballs, ['--workspace', '@effectd/sdk']);
+    // Published with the service (a dependency `effectd dev` runs): installed beside it, as the registry would.
+    simulatorsTarball = await pack(tarballs, ['--workspace', '@effectd/simulators', ...(skipBuild ? ['--ignore-scripts'] : [])]);
     for (const [dir, files] of [[shop, PROJECT_FILES], [agent, AGENT_FILES]] as const) {
       for (const [file, text] of Object.entries(files)) {
         mkdirSync(join(dir, file, '..'), { recursive: true });
@@ -288,7 +291,7 @@ describe('effectd installed from its tarball into a fresh project', () => {
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: dir === shop ? 'a-shop' : 'an-agent', private: true, type: 'module' }));
     }
     await Promise.all([
-      run('npm', ['install', tarball.file, ...INSTALL_FLAGS], shop, betterSqlitePrebuild(join(work, 'prebuilds'))),
+      run('npm', ['install', tarball.file, simulatorsTarball.file, ...INSTALL_FLAGS], shop, betterSqlitePrebuild(join(work, 'prebuilds'))),
       run('npm', ['install', sdkTarball.file, ...INSTALL_FLAGS], agent),
     ]);
     await warehouse.start();
@@ -306,12 +309,40 @@ describe('effectd installed from its tarball into a fresh project', () => {
   });
 
   it('ships what runs and nothing else: dist, the CLI, config and its schema, the console; no tests, sources or source maps', () => {
-    expect(tarball.files).toEqual(expect.arrayContaining(['bin/effectd.js', 'dist/src/cli/main.js', 'dist/src/config/index.js', 'dist/src/config/index.d.ts', 'dist/src/sdk/index.d.ts', 'dist/src/simulators/main.js', 'config/builtin-tools.json', 'config/effectd.config.schema.json', 'console/index.html', 'LICENSE', 'proto/effectd/v1/effectd.proto']));
-    expect(tarball.files.filter((f) => /^(test|dist\/test|src|bench|dist\/bench|examples)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    expect(tarball.files).toEqual(expect.arrayContaining(['bin/effectd.js', 'dist/src/cli/main.js', 'dist/src/config/index.js', 'dist/src/config/index.d.ts', 'dist/src/sdk/index.d.ts', 'config/builtin-tools.json', 'config/effectd.config.schema.json', 'console/index.html', 'LICENSE', 'proto/effectd/v1/effectd.proto']));
+    expect(tarball.files.filter((f) => /^(test|dist\/test|src|bench|dist\/bench|examples|packages)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    // The benchmark, its harness and the simulators are workspaces of their own (issue 26, item 5).
+    expect(tarball.files.filter((f) => /(^|\/)(bench|harness|simulators)\//.test(f))).toEqual([]);
+    expect(simulatorsTarball.files).toEqual(expect.arrayContaining(['package.json', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/LICENSE']));
+    expect(simulatorsTarball.files.filter((f) => f.startsWith('src/') || f.endsWith('.map'))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(shop, 'node_modules/effectd/package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies)).not.toContain('typescript');
+    // A project on SQLite without trace export installs none of the drivers other setups use (optional peers, issue 26 item 6).
+    const installed = installedPackages(join(shop, 'node_modules'));
+    for (const name of ['@kurrent/kurrentdb-client', 'pg', '@opentelemetry/exporter-trace-otlp-http', 'protobufjs', '@effectd/bench', '@dbos-inc/dbos-sdk']) expect(installed.has(name), name).toBe(false);
+    expect(installed.has('@effectd/simulators')).toBe(true);
     expect(sdkTarball.files.sort()).toEqual(expect.arrayContaining(['package.json', 'dist/src/sdk/index.js', 'dist/src/sdk/index.d.ts', 'dist/LICENSE']));
   });
+
+  it('runs effectd dev from the installed tarball (the simulators from @effectd/simulators), and says how to get the benchmark', async () => {
+    const dev = spawn('npx', ['--no-install', 'effectd', 'dev', '--port', '0', '--data-dir', './.effectd-dev'], { cwd: shop, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    dev.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    dev.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const payments = await waitFor('effectd dev\'s banner', async () => /^\s+payments\s+(http:\/\/\S+)/m.exec(out)?.[1], 60_000);
+      const api = /HTTP API\s+(http:\/\/\S+)/.exec(out)![1]!;
+      expect(out).toMatch(/travel\s+http:\/\/127\.0\.0\.1:\d+/);
+      expect((await fetch(`${payments}/_admin/health`)).status).toBe(200);
+      expect((await fetch(`${api}/healthz`)).status).toBe(200);
+    } finally {
+      const exited = new Promise((done) => dev.once('exit', done));
+      process.kill(-dev.pid!, 'SIGTERM');
+      await exited;
+    }
+    const bench = await run('npx', ['--no-install', 'effectd', 'bench', '--quick'], shop).then(() => undefined, (error: Error) => error.message);
+    expect(bench).toMatch(/not part of this installation[\s\S]*packages\/bench[\s\S]*npm install[\s\S]*npm run bench/);
+  }, 120_000);
 
   it('checks the project\'s config and starts effectd with its own tools and saga, the provider URL from the environment', async () => {
     const version = await run('npx', ['--no-install', 'effectd', '--version'], shop);

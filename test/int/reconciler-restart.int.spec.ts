@@ -6,6 +6,7 @@ import { NO_STREAM } from '../../src/ledger/ledger.port.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRuntime } from '../../src/runtime/effectd-runtime.js';
 import { tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 const SETTLED = 100_000;
 const OPEN = 100;
@@ -30,7 +31,7 @@ describe('a restart with 100,000 settled effects and 100 open ones', () => {
     const configFile = writeToolsConfig(dataDir, { weak: 'http://127.0.0.1:9' });
 
     // The previous run: its projection caught up once and left its snapshot behind.
-    const before = await createRuntime({ dataDir, configFile });
+    const before = await createRuntime({ dataDir, configFile, settings: loadSettings({}) });
     const scanStarted = performance.now();
     const scanned = await before.openEffects.catchUp();
     const scanMs = performance.now() - scanStarted;
@@ -38,7 +39,7 @@ describe('a restart with 100,000 settled effects and 100 open ones', () => {
     expect(before.openEffects.list()).toHaveLength(OPEN);
     await before.close();
 
-    const after = await createRuntime({ dataDir, configFile, reconcileTickMs: 20 });
+    const after = await createRuntime({ dataDir, configFile, reconcileTickMs: 20, settings: loadSettings({}) });
     let readAfterRestart = 0;
     const readAll = after.ledger.readAll.bind(after.ledger);
     after.ledger.readAll = async (from, limit) => {

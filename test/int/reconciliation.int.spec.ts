@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deriveEffectId, deriveProviderKey } from '../../src/core/identity.js';
 import { httpExchange } from '../../src/providers/http-exchange.js';
 import { buildRequest } from '../../src/providers/http-provider.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 const run = promisify(execFile);
@@ -157,7 +157,7 @@ describe('reconciliation of unknown effects', () => {
     expect((await getJson(`${effectd.url}/v1/effects?state=escalated`, { authorization: 'Bearer not-a-token-of-this-effectd' })).status).toBe(401);
     const other = await postJson(`${effectd.url}/v1/effects`, { ...chargeCommand(), tenant: 'acme' }, effectd.operator);
     expect(other.status).toBe(200);
-    expect((await getJson(`${effectd.url}/v1/effects/${other.body.effectId}`, effectd.agent)).status).toBe(403);
+    expect((await getJson(`${effectd.url}/v1/effects/${other.body.effectId}`, effectd.agent)).status).toBe(404); // another tenant's effect is answered as one that does not exist
     expect((await getJson(`${effectd.url}/v1/workflows/${other.body.workflowId ?? 'x'}?tenant=acme`, effectd.agent)).status).toBe(403);
     expect((await postJson(`${effectd.url}/v1/effects`, { ...chargeCommand(), tenant: 'acme' }, effectd.agent)).status).toBe(403);
     expect((await getJson(`${effectd.url}/v1/effects/${other.body.effectId}`, effectd.operator)).status).toBe(200);

@@ -3,7 +3,7 @@
 // "do not start another X for Y" holds a repaired call on the same target; a poisoned key keeps
 // looking up; and resends of a tool that cannot see a replay are capped, then escalated.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface LoggedRequest { method: string; path: string; idempotencyKey: string | null; bodyDigest: string | null; status: number | string; replayed: boolean }

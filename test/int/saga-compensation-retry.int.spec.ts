@@ -2,7 +2,7 @@
 // left) is sent again after a backoff, as a new slot with its own key, instead of being left to a human.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compensationRetryDelayMs } from '../../src/core/saga/saga-decision.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 import { startSwitchableProxy, type SwitchableProxy } from '../support/switchable-proxy.js';
 

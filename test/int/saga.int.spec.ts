@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface Oracle { holds: { id: string; status: string }[]; bookings: { id: string; status: string }[]; releases: { hold: string; applied: boolean }[]; cancellations: { booking: string; applied: boolean }[] }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startEffectd, startPayments, tempDir, waitFor, writeFastPaymentsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
 interface Oracle { charges: { id: string; amount: number; metadata: Record<string, string> }[] }

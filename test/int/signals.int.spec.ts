@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { foldWorkflow } from '../../src/core/fold.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import type { RunningSimulator } from '../../src/simulators/server.js';
+import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, getJson, postJson, spawnEffectd, startPayments, tempDir, waitFor, writeFastPaymentsConfig, type EffectdProcess } from '../support/effectd-harness.js';
 import { tryConnect } from '../support/try-connect.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { benchDatabaseUrl } from '../../bench/throughput/pg-counters.js';
+import { benchDatabaseUrl } from '../../packages/bench/src/throughput/pg-counters.js';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
 import { testPostgresUrl } from '../support/services.js';
 
@@ -20,7 +20,7 @@ describe('npm run bench:throughput', () => {
   it('measures direct, effectd (HTTP) and DBOS lanes side by side, every effect answered, and cleans up after itself', async () => {
     await ensureBuilt();
     const out = join(tempDir(), 'throughput.json');
-    const { stdout } = await run(process.execPath, ['dist/bench/throughput-bench.js', '--ingress', 'http,dbos', '--concurrency', '4', '--effects', '40', '--warmup', '0', '--reps', '1', '--out', out], { timeout: 180_000, maxBuffer: 10_000_000 });
+    const { stdout } = await run(process.execPath, ['packages/bench/dist/packages/bench/src/throughput-bench.js', '--ingress', 'http,dbos', '--concurrency', '4', '--effects', '40', '--warmup', '0', '--reps', '1', '--out', out], { timeout: 180_000, maxBuffer: 10_000_000 });
     expect(stdout).toMatch(/dbos \| dbos-5\.3\.0/);
     const result = JSON.parse(readFileSync(out, 'utf8')) as { run: string; summaries: Summary[] };
     const lane = (ingress: string) => result.summaries.find((s) => s.ingress === ingress)!;

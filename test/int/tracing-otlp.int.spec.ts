@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { authHeaders, ensureBuilt, postJson, spawnEffectd, tempDir, writeToolsConfig, type EffectdProcess } from '../support/effectd-harness.js';
 
 /**

@@ -7,7 +7,7 @@ import { SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeUpstreams } from '../../src/providers/mcp-provider.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { ATTRIBUTE_NAMES } from '../../src/tracing/span-names.js';
 import { installInMemoryTracing, type InMemoryTracing } from '../../src/tracing/in-memory-tracing.js';
 import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
@@ -16,6 +16,7 @@ import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, ty
 import { createRunTopics, runId, testKafka, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
 import { startUpstreamPaymentsMcp, type UpstreamPaymentsMcp } from '../support/upstream-payments-mcp.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 /**
  * One trace runs agent → effectd → provider: effectd traced to an in-memory exporter in this
@@ -277,7 +278,7 @@ describe('OpenTelemetry traces: agent → effectd → provider', () => {
     beforeAll(async () => {
       const id = runId('trace');
       topics = await createRunTopics(id);
-      ingress = await startKafkaIngress(effectd.runtime, { ...kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${id}` }), topics }, { log: () => {} });
+      ingress = await startKafkaIngress(effectd.runtime, { ...kafkaIngressSettings(kafkaBrokers().join(','), loadSettings({}).kafka, { groupId: `effectd-${id}` }), topics }, { log: () => {} });
     });
     afterAll(async () => {
       await ingress?.close();

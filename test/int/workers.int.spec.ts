@@ -9,8 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnEffectdProcess, type EffectdProcess } from '../../src/harness/effectd-process.js';
-import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../src/harness/simulator-process.js';
+import { spawnEffectdProcess, type EffectdProcess } from '../../packages/bench/src/harness/effectd-process.js';
+import { spawnSimulator, simulatorCall, type SimulatorProcess } from '../../packages/simulators/src/process.js';
 import { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
 import { METRIC } from '../../src/metrics/metric-names.js';
 import { ensureBuilt, tempDir, waitFor, writeFastPaymentsConfig } from '../support/effectd-harness.js';
@@ -244,20 +244,23 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
 
 describe('--workers and EFFECTD_WORKERS', () => {
   it('takes a whole number or auto (one per core), refuses anything else with what it wants', async () => {
-    const { workersOption, refuseLedgerForWorkers } = await import('../../src/cli/workers.js');
-    expect(workersOption(undefined, {})).toBe(1);
-    expect(workersOption('3', {})).toBe(3);
-    expect(workersOption(undefined, { EFFECTD_WORKERS: '2' })).toBe(2);
-    expect(workersOption('1', { EFFECTD_WORKERS: '4' })).toBe(1);
-    expect(workersOption('auto', {}, () => 6)).toBe(6);
-    for (const bad of ['0', '-1', '1.5', 'two', '999']) expect(() => workersOption(bad, {})).toThrow(/--workers \(EFFECTD_WORKERS\) must be a whole number from 1 to 256 or "auto"/);
+    const { workerCount, refuseLedgerForWorkers } = await import('../../src/cli/workers.js');
+    const { loadSettings } = await import('../../src/config/settings-loader.js');
+    const workers = (flag: string | undefined, env: Record<string, string> = {}, cores?: () => number) => workerCount(loadSettings(env, { workers: flag }).workers, cores);
+    expect(workers(undefined)).toBe(1);
+    expect(workers('3')).toBe(3);
+    expect(workers(undefined, { EFFECTD_WORKERS: '2' })).toBe(2);
+    expect(workers('1', { EFFECTD_WORKERS: '4' })).toBe(1);
+    expect(workers('auto', {}, () => 6)).toBe(6);
+    for (const bad of ['0', '-1', '1.5', 'two', '999']) expect(() => workers(bad)).toThrow(/--workers must be a whole number from 1 to 256 or "auto" \(one per core\), not "/);
+    expect(() => workers(undefined, { EFFECTD_WORKERS: 'many' })).toThrow(/EFFECTD_WORKERS must be a whole number from 1 to 256 or "auto"/);
     expect(() => refuseLedgerForWorkers('postgres://u:p@h/db', 2)).not.toThrow();
     expect(() => refuseLedgerForWorkers(undefined, 2)).toThrow(/needs a PostgreSQL ledger.*SQLite ledger has one writer/);
     expect(() => refuseLedgerForWorkers('kurrentdb://u:secret@h:2113', 2)).toThrow(/"kurrentdb:\/\/h:2113" is not supported with workers/);
   });
 
   it('the throughput bench takes a --workers dimension', async () => {
-    const { parseBenchOptions } = await import('../../bench/throughput/options.js');
+    const { parseBenchOptions } = await import('../../packages/bench/src/throughput/options.js');
     expect(parseBenchOptions(['--workers', '1,2'])?.workers).toEqual([{ count: 1, sched: 'rr' }, { count: 2, sched: 'rr' }]);
     expect(parseBenchOptions(['--workers', '1,2', '--sched', 'rr,none'])?.workers).toEqual([{ count: 1, sched: 'rr' }, { count: 2, sched: 'rr' }, { count: 2, sched: 'none' }]);
     expect(parseBenchOptions([])?.workers).toEqual([{ count: 1, sched: 'rr' }]);

@@ -77,14 +77,15 @@ const RUNS = [
 ];
 
 const dist = (path) => import(pathToFileURL(join(tree, 'dist', path)).href);
-/** The first of these modules the recorded build has (modules move between versions). */
-const distOf = async (...paths) => {
-  for (const path of paths) if (existsSync(join(tree, 'dist', path))) return dist(path);
+/** The first of these modules (paths in the tree) the recorded build has (modules move between versions). */
+const inTree = async (...paths) => {
+  for (const path of paths) if (existsSync(join(tree, path))) return import(pathToFileURL(join(tree, path)).href);
   throw new Error(`the build in ${tree} has none of ${paths.join(', ')}`);
 };
+const distOf = (...paths) => inTree(...paths.map((path) => join('dist', path)));
 const [{ rowEvents }, { decodeStoredEvent }, { decodeLedgerEvent }, { workflowStream }, { BENCH_TIMINGS, benchConfig }, { parseConfig }, { ToolRegistry }, reconciler] = await Promise.all([
   dist('src/ledger/postgres-rows.js'), dist('src/ledger/postgres-encoding.js'), dist('src/core/events.js'), dist('src/core/streams.js'),
-  dist('src/bench/bench-config.js'), distOf('src/config/config-loader.js', 'src/providers/config-loader.js'), dist('src/providers/tool-registry.js'),
+  inTree('packages/bench/dist/packages/bench/src/bench-config.js', 'dist/src/bench/bench-config.js'), distOf('src/config/config-loader.js', 'src/providers/config-loader.js'), dist('src/providers/tool-registry.js'),
   // Until e927034 a tool's policy was computed by the reconciler; later builds keep it on the tool (Tool.policy).
   existsSync(join(tree, 'dist', 'src/shell/reconciler.js')) ? dist('src/shell/reconciler.js') : Promise.resolve(undefined),
 ]);
@@ -103,7 +104,7 @@ try {
     const base = `replay_${format}_${n}`;
     const sqliteFile = join(work, `${base}.db`);
     const ledgerUrl = spec.ledger === 'postgres' ? `${PG}${PG.includes('?') ? '&' : '?'}schema=${base}` : `sqlite:${sqliteFile}`;
-    // What the benchmark's lane calls its configurations (src/bench/lane-ledger.ts): the lane's own, and its short-key instance's.
+    // What the benchmark's lane calls its configurations (packages/bench/src/lane-ledger.ts): the lane's own, and its short-key instance's.
     const lanes = run.scenario ? [['scenario', BENCH_TIMINGS.longRetentionMs]] : [['http_1', BENCH_TIMINGS.longRetentionMs], ['http_1_short_keys', BENCH_TIMINGS.shortRetentionMs]];
     const configurations = spec.ledger === 'postgres'
       ? lanes.map(([name, retentionMs]) => ({ name, schema: `${base}_${name}`, retentionMs }))

@@ -13,14 +13,20 @@
  *
  * Each is one workflow; returns the cells (workflow ids and what each shows).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export async function runScenario({ tree, root, ledgerUrl, env, say }) {
-  const dist = (path) => import(pathToFileURL(join(tree, 'dist', path)).href);
+  // The first of these modules (paths in the tree) the recorded build has: since the workspaces
+  // (packages/bench, packages/simulators) the benchmark and the simulators are no longer in dist/.
+  const inTree = async (...paths) => {
+    for (const path of paths) if (existsSync(join(tree, path))) return import(pathToFileURL(join(tree, path)).href);
+    throw new Error(`the build in ${tree} has none of ${paths.join(', ')}`);
+  };
+  const bench = (file) => inTree(`packages/bench/dist/packages/bench/src/${file}`, `dist/src/bench/${file}`);
   const [{ BENCH_TIMINGS, benchConfig, simulatorOptions }, { startSimulator }, { simulatorCall }, { EffectdFleet }] = await Promise.all([
-    dist('src/bench/bench-config.js'), dist('src/simulators/server.js'), dist('src/harness/simulator-process.js'), dist('src/bench/effectd-fleet.js'),
+    bench('bench-config.js'), inTree('packages/simulators/dist/server.js', 'dist/src/simulators/server.js'), inTree('packages/simulators/dist/process.js', 'dist/src/harness/simulator-process.js'), bench('effectd-fleet.js'),
   ]);
   const long = BENCH_TIMINGS.longRetentionMs;
   const tag = Date.now().toString(36);

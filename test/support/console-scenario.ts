@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from './effectd-harness.js';
 
 export interface ConsoleScenario {
@@ -10,7 +10,11 @@ export interface ConsoleScenario {
   escalated: { trip: string; refund: string };
   /** The charge whose command said `"principal": "default-operator"`, sent with the agent's token. */
   impersonated: string;
-  workflows: { trip: string; refund: string; invoices: string; saga: string; repeat: string };
+  workflows: { trip: string; refund: string; invoices: string; saga: string; repeat: string; long: string; odd: string };
+  /** The 500-step workflow's effect ids, step 1 first. */
+  longSteps: string[];
+  /** A charge whose invoice id is markup and whose workflow id is long: shown as text, whole. */
+  odd: { effectId: string; invoiceId: string };
   /** A second charge of an invoice already charged in its workflow: held by the content index. */
   held: { effectId: string; invoiceId: string };
   /** The payment provider's base URL (its oracle is the ground truth). */
@@ -27,7 +31,11 @@ export interface ConsoleScenario {
 
 /** Enough single-email workflows that the console's list of recent workflows (60) is truncated. */
 export const ONBOARDED = 56;
-export const SCENARIO_WORKFLOWS = ONBOARDED + 6;
+export const SCENARIO_WORKFLOWS = ONBOARDED + 8;
+/** The steps of the long workflow: a 500-step agent run must stay a page an operator can read. */
+export const LONG_STEPS = 500;
+/** Markup where data goes: the console must show it as text (no innerHTML with data). */
+export const MARKUP = '<img src=x onerror="window.__xss=1">';
 
 const arm = (sim: RunningSimulator, rules: unknown[]) => postJson(`${sim.url}/_admin/faults`, { rules });
 
@@ -70,7 +78,19 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     return e.state === state ? e : undefined;
   }, 15_000);
 
-  const workflows = { trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}`, repeat: `top-up-${run}` };
+  const workflows = {
+    trip: `trip-lisbon-${run}`, refund: `refund-desk-${run}`, invoices: `invoices-may-${run}`, saga: `trip-porto-${run}`, repeat: `top-up-${run}`,
+    long: `nightly-digest-${run}`, odd: `customer-success.quarterly-renewal-campaign.enterprise-accounts.emea-north.batch-0042-${run}`,
+  };
+  // A long agent run: 500 emails in one workflow, a few of them refused by the provider (not done).
+  await arm(email, [7, 8, 233, 234, 235, 410].map((nth) => ({ match: { method: 'POST', pathPrefix: '/emails', nth }, action: { type: 'status', status: 422, body: { name: 'validation_error', message: 'The to address is on the suppression list.' } } })));
+  const longSteps: string[] = [];
+  for (let i = 1; i <= LONG_STEPS; i++) {
+    longSteps.push((await submit({ workflowId: workflows.long, step: i, tool: 'email.send', args: { to: `subscriber${i}@example.com`, subject: 'Your nightly digest', text: `Digest ${i}`, template: 'digest' } })).effectId);
+  }
+  await arm(email, []);
+  const markupInvoice = `${MARKUP}-${run}`;
+  const odd = { effectId: (await submit({ workflowId: workflows.odd, step: 1, tool: 'payments.charge', args: { invoiceId: markupInvoice, amount: '12.00 USD', description: MARKUP } })).effectId, invoiceId: markupInvoice };
   for (let i = 1; i <= ONBOARDED; i++) {
     await submit({ workflowId: `onboarding-${run}-${i}`, step: 1, tool: 'email.send', args: { to: `new.user${i}@example.com`, subject: 'Welcome aboard', text: `Hello user ${i}` } });
   }
@@ -127,6 +147,8 @@ export async function startConsoleScenario(): Promise<ConsoleScenario> {
     paymentsUrl: payments.url,
     duplicate,
     workflows,
+    longSteps,
+    odd,
     close: async () => {
       await effectd.close();
       await Promise.all([payments.close(), forgetful.close(), email.close(), weak.close(), travel.close()]);

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
+import { loadSettings, type Environment } from '../../src/config/settings-loader.js';
 import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulators/server.js';
-export { writeFastPaymentsConfig, writeToolsConfig } from '../../src/harness/tool-config-files.js';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
+export { writeFastPaymentsConfig, writeToolsConfig } from '../../packages/bench/src/harness/tool-config-files.js';
 
 export function tempDir(prefix = 'effectd-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -30,11 +31,17 @@ export function authHeaders(dataDir: string, role: 'agent' | 'operator'): Record
   return { authorization: `Bearer ${found.token}` };
 }
 
-/** effectd (runtime + HTTP ingress) in this process, on a fresh data dir unless given one. */
-export async function startEffectd(options: Partial<RuntimeOptions> = {}): Promise<InProcessEffectd> {
+/**
+ * effectd (runtime + HTTP ingress) in this process, on a fresh data dir unless given one. Its
+ * settings: `settings`, else loaded from `env` (default: none set, whatever this process's
+ * environment holds), as the CLI would load them.
+ */
+export async function startEffectd(options: Partial<RuntimeOptions> & { env?: Environment } = {}): Promise<InProcessEffectd> {
+  const { env, ...runtimeOptions } = options;
   const dataDir = options.dataDir ?? tempDir();
-  const runtime = await createRuntime({ reconcileTickMs: 50, ...options, dataDir });
-  const server = await startHttpServer(runtime, 0);
+  const settings = options.settings ?? loadSettings(env ?? {});
+  const runtime = await createRuntime({ reconcileTickMs: 50, ...runtimeOptions, settings, dataDir });
+  const server = await startHttpServer(runtime, 0, '127.0.0.1', settings.http);
   runtime.startReconciler();
   return {
     runtime, server, url: server.url, agent: authHeaders(dataDir, 'agent'), operator: authHeaders(dataDir, 'operator'),
@@ -107,11 +114,20 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-/** Builds dist/ when a test needs a compiled process and the test script did not build it. */
+/** What a test that runs compiled processes needs: the service's dist/ and its workspaces' (the simulators, the benchmark). */
+const BUILT = ['dist/src/cli/main.js', 'packages/simulators/dist/main.js', 'packages/bench/dist/packages/bench/src/index.js'];
+
+/**
+ * Builds when a test needs a compiled process and the test script did not build it: the simulators,
+ * then the service, then the benchmark (the order of npm run build; without its clean of dist/, which
+ * other test files may be running from).
+ */
 export async function ensureBuilt(): Promise<void> {
   const { existsSync } = await import('node:fs');
-  if (existsSync('dist/src/cli/main.js') && existsSync('dist/src/simulators/main.js') && process.env.EFFECTD_SKIP_BUILD === '1') return;
+  if (BUILT.every((file) => existsSync(file)) && process.env.EFFECTD_SKIP_BUILD === '1') return;
   const { execFileSync } = await import('node:child_process');
+  execFileSync('npm', ['run', 'build', '--silent', '--workspace', '@effectd/simulators'], { stdio: 'inherit' });
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync('npm', ['run', 'build', '--silent', '--workspace', '@effectd/bench'], { stdio: 'inherit' });
 }
 

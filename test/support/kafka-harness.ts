@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Credential } from '../../src/runtime/credentials.js';
+import { loadSettings, type Environment } from '../../src/config/settings-loader.js';
 import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
 import { EffectClient } from '../../src/sdk/index.js';
 import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
@@ -190,12 +191,13 @@ export interface KafkaFixture {
  * and an EffectClient publishing to them as the runtime's agent. `credentials` replaces the default
  * ones; `log` sees the ingress's lines. `close` tears down what was started, in reverse.
  */
-export async function startKafkaFixture(run: string, schemaUrl: string, runtimeOptions: Omit<RuntimeOptions, 'dataDir' | 'ledgerUrl'>, options: { env?: NodeJS.ProcessEnv; clientTimeoutMs?: number; credentials?: Credential[]; log?: (line: string) => void } = {}): Promise<KafkaFixture> {
+export async function startKafkaFixture(run: string, schemaUrl: string, runtimeOptions: Omit<RuntimeOptions, 'dataDir' | 'ledgerUrl' | 'settings'>, options: { env?: Environment; clientTimeoutMs?: number; credentials?: Credential[]; log?: (line: string) => void } = {}): Promise<KafkaFixture> {
   const topics = await createRunTopics(run);
   const dataDir = mkdtempSync(join(tmpdir(), 'effectd-kafka-'));
   if (options.credentials) writeCredentials(dataDir, options.credentials);
-  const runtime = await createRuntime({ dataDir, ledgerUrl: schemaUrl, ...runtimeOptions });
-  const settings = kafkaIngressSettings(kafkaBrokers().join(','), { groupId: `effectd-${run}` }, options.env);
+  const loaded = loadSettings(options.env ?? {});
+  const runtime = await createRuntime({ dataDir, ledgerUrl: schemaUrl, settings: loaded, ...runtimeOptions });
+  const settings = kafkaIngressSettings(kafkaBrokers().join(','), loaded.kafka, { groupId: `effectd-${run}` });
   const ingress = await startKafkaIngress(runtime, { ...settings, topics }, { log: options.log ?? (() => {}) });
   const token = authHeaders(dataDir, 'agent').authorization!.slice('Bearer '.length);
   const client = await EffectClient.connect({ brokers: kafkaBrokers(), token, commandsTopic: topics.commands, outcomesTopic: topics.outcomes, timeoutMs: options.clientTimeoutMs ?? 20_000 });

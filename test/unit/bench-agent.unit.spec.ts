@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Observation, Policy, ToolCall } from '../../src/bench/policies/policy.js';
-import { Rng } from '../../src/bench/rng.js';
-import { DEFAULT_PROFILE, ScriptedAgent, type AgentProfile } from '../../src/bench/scripted-agent.js';
-import { workload } from '../../src/bench/workloads.js';
+import type { Observation, Policy, ToolCall } from '../../packages/bench/src/policies/policy.js';
+import { Rng } from '../../packages/bench/src/rng.js';
+import { DEFAULT_PROFILE, ScriptedAgent, type AgentProfile } from '../../packages/bench/src/scripted-agent.js';
+import { workload } from '../../packages/bench/src/workloads.js';
 
 /** A policy that answers from a script and records every call the agent made. */
 class ScriptedPolicy implements Policy {

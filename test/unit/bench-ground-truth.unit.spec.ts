@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { chooseTarget } from '../../src/bench/faults.js';
-import { recordsOf } from '../../src/bench/ground-truth.js';
-import { Rng } from '../../src/bench/rng.js';
-import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
+import { chooseTarget } from '../../packages/bench/src/faults.js';
+import { recordsOf } from '../../packages/bench/src/ground-truth.js';
+import { Rng } from '../../packages/bench/src/rng.js';
+import { DEFAULT_WORKLOADS, workload } from '../../packages/bench/src/workloads.js';
 
 describe('benchmark ground truth: provider records by business identity (pure)', () => {
   it('charges are matched by invoice id, whatever key they were created under', () => {

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BENCH_TIMINGS, keylessConsistentTools } from '../../src/bench/bench-config.js';
-import { FAULT_SPECS, faultApplies } from '../../src/bench/faults.js';
-import type { ProviderRecord } from '../../src/bench/ground-truth.js';
-import { judgeLateArrivals, referenceIn, type LateEffectView } from '../../src/bench/late-arrivals.js';
-import { ProviderProxy, type LateDelivery } from '../../src/bench/provider-proxy.js';
-import { workload } from '../../src/bench/workloads.js';
+import { BENCH_TIMINGS, keylessConsistentTools } from '../../packages/bench/src/bench-config.js';
+import { FAULT_SPECS, faultApplies } from '../../packages/bench/src/faults.js';
+import type { ProviderRecord } from '../../packages/bench/src/ground-truth.js';
+import { judgeLateArrivals, referenceIn, type LateEffectView } from '../../packages/bench/src/late-arrivals.js';
+import { ProviderProxy, type LateDelivery } from '../../packages/bench/src/provider-proxy.js';
+import { workload } from '../../packages/bench/src/workloads.js';
 
 const REF = 'eff_07739675ef43a2e308d9401ff7598f5efbf5b828';
 const OTHER = 'eff_ccb9882a6dc0564519a68190aec44a4b1034bc43';

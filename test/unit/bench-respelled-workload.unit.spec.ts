@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { chooseTarget, FAULT_SPECS, faultApplies } from '../../src/bench/faults.js';
-import { planCells } from '../../src/bench/matrix.js';
-import type { Observation, Policy, ToolCall } from '../../src/bench/policies/policy.js';
-import { Rng } from '../../src/bench/rng.js';
-import { DEFAULT_PROFILE, ScriptedAgent, type AgentProfile } from '../../src/bench/scripted-agent.js';
-import { scoreCell } from '../../src/bench/scoring.js';
-import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
+import { chooseTarget, FAULT_SPECS, faultApplies } from '../../packages/bench/src/faults.js';
+import { planCells } from '../../packages/bench/src/matrix.js';
+import type { Observation, Policy, ToolCall } from '../../packages/bench/src/policies/policy.js';
+import { Rng } from '../../packages/bench/src/rng.js';
+import { DEFAULT_PROFILE, ScriptedAgent, type AgentProfile } from '../../packages/bench/src/scripted-agent.js';
+import { scoreCell } from '../../packages/bench/src/scoring.js';
+import { DEFAULT_WORKLOADS, workload } from '../../packages/bench/src/workloads.js';
 import { parseMinorUnits } from '../../src/core/money.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMinorUnits } from '../../src/core/money.js';
-import { amountSpellings, nextSpelling } from '../../src/bench/respelling.js';
+import { amountSpellings, nextSpelling } from '../../packages/bench/src/respelling.js';
 
 // Refusals as effectd and a baseline (the same schema, no ledger) answer them (issue 32).
 const ambiguous = 'payments.charge for invoice INV-X from step 1 may have happened and is being checked. args do not fit tool payments.charge: args.amount: "4900" is ambiguous: it reads as 49.00 USD (4900 minor units) or as 4,900.00 USD, and nothing is sent on a guess. Send the amount meant as a JSON integer of minor units, or a string with a decimal point or a currency code';

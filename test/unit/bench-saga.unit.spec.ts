@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { sagaTargets } from '../../src/bench/cell-runner.js';
-import { sagaTruth, type Oracles } from '../../src/bench/ground-truth.js';
-import { FAULT_SPECS, faultApplies } from '../../src/bench/faults.js';
-import { planCells, REDECIDE_QUICK_FAULTS } from '../../src/bench/matrix.js';
-import { FAULTS } from '../../src/bench/names.js';
-import { failAtValues } from '../../src/bench/saga-plans.js';
-import { scoreSaga } from '../../src/bench/scoring.js';
-import { DEFAULT_WORKLOADS, workload } from '../../src/bench/workloads.js';
+import { sagaTargets } from '../../packages/bench/src/cell-runner.js';
+import { sagaTruth, type Oracles } from '../../packages/bench/src/ground-truth.js';
+import { FAULT_SPECS, faultApplies } from '../../packages/bench/src/faults.js';
+import { planCells, REDECIDE_QUICK_FAULTS } from '../../packages/bench/src/matrix.js';
+import { FAULTS } from '../../packages/bench/src/names.js';
+import { failAtValues } from '../../packages/bench/src/saga-plans.js';
+import { scoreSaga } from '../../packages/bench/src/scoring.js';
+import { DEFAULT_WORKLOADS, workload } from '../../packages/bench/src/workloads.js';
 
 const trip = workload('trip-booking')!.saga!;
 const hold = (id: string, releasedAtMs: number | null) => ({ id, metadata: {}, flight: 'TP1234', passenger: 'Ana', date: '2027-03-14', releasedAtMs });

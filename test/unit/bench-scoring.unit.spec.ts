@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FAULTS, undetectedDuplicates } from '../../src/bench/names.js';
-import { latencySummary, scoreCell, scoreIdentity, type IdentityEvidence, type IntentEvidence } from '../../src/bench/scoring.js';
+import { FAULTS, undetectedDuplicates } from '../../packages/bench/src/names.js';
+import { latencySummary, scoreCell, scoreIdentity, type IdentityEvidence, type IntentEvidence } from '../../packages/bench/src/scoring.js';
 
 const intent = (overrides: Partial<IntentEvidence> = {}): IntentEvidence => ({
   intentId: 'charge', identity: 'INV-1', multiplicity: 1, repeat: false, final: 'done', receipt: 'ch_1', ...overrides,

@@ -14,7 +14,7 @@ const ticket = {
 const closeTicket = { ...ticket, name: 'crm.close-ticket', request: { path: '/tickets/{args.id}/close' }, args: { id: { type: 'string' } }, target: '{args.id}', reversibility: 'idempotent' };
 
 const userConfig = (raw: Record<string, unknown>, options: Partial<Omit<LoadConfigOptions, 'user'>> = {}) =>
-  loadConfig({ env: {}, ...options, user: { raw: { providers: { crm: { baseUrl: 'http://127.0.0.1:4300' } }, tools: [ticket, closeTicket], ...raw }, source: 'test.mjs' } });
+  loadConfig({ ...options, user: { raw: { providers: { crm: { baseUrl: 'http://127.0.0.1:4300' } }, tools: [ticket, closeTicket], ...raw }, source: 'test.mjs' } });
 const toolNames = (config: ReturnType<typeof loadConfig>) => config.tools.map((t) => t.name);
 const registries = (config: ReturnType<typeof loadConfig>) => {
   const tools = new ToolRegistry(config);
@@ -31,7 +31,7 @@ const openAndClose = defineSaga({
 
 describe('built-in tools and sagas', () => {
   it('run when effectd has no config file (the zero-setup default)', () => {
-    const config = loadConfig({ env: {} });
+    const config = loadConfig({});
     expect(toolNames(config)).toContain('payments.charge');
     expect(registries(config).sagas.names()).toEqual(expect.arrayContaining(['trip-booking', 'subscription-renewal']));
   });
@@ -59,7 +59,7 @@ describe('provider URLs from the environment', () => {
 
   it('overrides the base URL and says so, without the URL\'s password; a variable naming no provider is reported', () => {
     const told: string[] = [];
-    const config = userConfig({}, { env: { EFFECTD_PROVIDER_CRM_URL: 'http://bot:hunter2@127.0.0.1:5555', EFFECTD_PROVIDER_CMR_URL: 'http://127.0.0.1:1' }, onOverride: (line) => told.push(line) });
+    const config = userConfig({}, { providerUrlVariables: { EFFECTD_PROVIDER_CRM_URL: 'http://bot:hunter2@127.0.0.1:5555', EFFECTD_PROVIDER_CMR_URL: 'http://127.0.0.1:1' }, onOverride: (line) => told.push(line) });
     expect(config.providers.crm).toMatchObject({ baseUrl: 'http://bot:hunter2@127.0.0.1:5555' });
     expect(told.join('\n')).toMatch(/provider crm: base URL http:\/\/127\.0\.0\.1:5555\/ \(from EFFECTD_PROVIDER_CRM_URL\)/);
     expect(told.join('\n')).toMatch(/EFFECTD_PROVIDER_CMR_URL is set but names no configured provider \(providers: crm\)/);
@@ -67,8 +67,8 @@ describe('provider URLs from the environment', () => {
   });
 
   it('refuses a value that is not a URL, naming the variable; an explicit providerUrls still wins', () => {
-    expect(() => userConfig({}, { env: { EFFECTD_PROVIDER_CRM_URL: 'localhost:5555 ' } })).toThrow(/EFFECTD_PROVIDER_CRM_URL is not an http\(s\) URL: "localhost:5555 "/);
-    const config = userConfig({}, { env: { EFFECTD_PROVIDER_CRM_URL: 'http://127.0.0.1:5555' }, providerUrls: { crm: 'http://127.0.0.1:6666' } });
+    expect(() => userConfig({}, { providerUrlVariables: { EFFECTD_PROVIDER_CRM_URL: 'localhost:5555 ' } })).toThrow(/EFFECTD_PROVIDER_CRM_URL is not an http\(s\) URL: "localhost:5555 "/);
+    const config = userConfig({}, { providerUrlVariables: { EFFECTD_PROVIDER_CRM_URL: 'http://127.0.0.1:5555' }, providerUrls: { crm: 'http://127.0.0.1:6666' } });
     expect(config.providers.crm).toMatchObject({ baseUrl: 'http://127.0.0.1:6666' });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answerBudgetSettings, resolveAnswerBudget, DEFAULT_ANSWER_BUDGET } from '../../src/core/answer-budget.js';
+import { resolveAnswerBudget, DEFAULT_ANSWER_BUDGET } from '../../src/core/answer-budget.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 import { findTargetHold } from '../../src/core/content-index.js';
 import { isEffectdError } from '../../src/core/errors.js';
 import type { EffectEvent } from '../../src/core/events.js';
@@ -114,16 +115,19 @@ describe('the answer budget', () => {
   });
 
   it('the environment is read once with clear errors', () => {
+    const answerBudgetSettings = (env: Record<string, string>) => loadSettings(env).answerBudget;
     expect(answerBudgetSettings({})).toEqual({ defaultMs: 2_000, maxMs: 10_000 });
     expect(answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MS: '0' })).toEqual({ defaultMs: 0, maxMs: 10_000 });
     expect(answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MAX_MS: '500' })).toEqual({ defaultMs: 500, maxMs: 500 });
-    expect(() => answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MS: '2s' })).toThrow(/EFFECTD_ANSWER_BUDGET_MS must be a whole number of milliseconds/);
+    expect(() => answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MS: '2s' })).toThrow(/EFFECTD_ANSWER_BUDGET_MS must be a whole number of milliseconds ≥ 0 .*, not "2s"/);
     expect(() => answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MS: '5000', EFFECTD_ANSWER_BUDGET_MAX_MS: '1000' })).toThrow(/above EFFECTD_ANSWER_BUDGET_MAX_MS/);
+    let refused: unknown;
     try {
       answerBudgetSettings({ EFFECTD_ANSWER_BUDGET_MAX_MS: '-1' });
     } catch (error) {
-      expect(isEffectdError(error, 'invalid_config')).toBe(true);
+      refused = error;
     }
+    expect(isEffectdError(refused, 'invalid_config')).toBe(true);
   });
 
   it('a contract whose answerBudgetMs is longer than its timeout plus the margin is refused at load, naming the field', () => {

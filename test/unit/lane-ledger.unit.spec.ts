@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ledgerOfConfiguration } from '../../src/bench/lane-ledger.js';
+import { ledgerOfConfiguration } from '../../packages/bench/src/lane-ledger.js';
 import { postgresLedgerOptions } from '../../src/ledger/postgres-url.js';
 
 describe('each bench configuration gets a ledger of its own', () => {

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NO_STREAM } from '../../src/ledger/ledger.port.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { decodeStoredEvent, encodeStoredEvent, storedEncoding } from '../../src/ledger/postgres-encoding.js';
+import { decodeStoredEvent, encodeStoredEvent } from '../../src/ledger/postgres-encoding.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { declared, started } from '../support/events.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
   const stream = workflowStream('default', 'wf-1');
@@ -35,7 +36,7 @@ describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
     const dir = mkdtempSync(join(tmpdir(), 'effectd-encoding-'));
     try {
       process.env.EFFECTD_LEDGER_ENCODING = 'compact';
-      const ledger = new SqliteLedger(join(dir, 'ledger.db'), { encoding: storedEncoding({ EFFECTD_LEDGER_ENCODING: 'verbatim' }) });
+      const ledger = new SqliteLedger(join(dir, 'ledger.db'), { encoding: loadSettings({ EFFECTD_LEDGER_ENCODING: 'verbatim' }).ledger.encoding });
       delete process.env.EFFECTD_LEDGER_ENCODING;
       await ledger.append(stream, [events[0]!], NO_STREAM);
       await ledger.close();
@@ -50,7 +51,8 @@ describe('EFFECTD_LEDGER_ENCODING: the form new rows are written in', () => {
   });
 
   it('any other value stops the start with what to set', () => {
-    expect(() => storedEncoding({ EFFECTD_LEDGER_ENCODING: 'short' })).toThrow(/compact or verbatim, not "short"/);
+    const storedEncoding = (env: Record<string, string>) => loadSettings(env).ledger.encoding;
+    expect(() => storedEncoding({ EFFECTD_LEDGER_ENCODING: 'short' })).toThrow(/EFFECTD_LEDGER_ENCODING must be compact or verbatim .*, not "short"/);
     expect(storedEncoding({})).toBe('compact');
     expect(storedEncoding({ EFFECTD_LEDGER_ENCODING: 'verbatim' })).toBe('verbatim');
   });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
-import { logSettings } from '../../src/logging/log-settings.js';
+import { logSettings as resolveLog } from '../../src/logging/log-settings.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
 
 /** A logger writing JSON lines into an array, as it writes them to stdout. */
-function captured(env: NodeJS.ProcessEnv = {}) {
+function captured(env: Record<string, string> = {}) {
   const lines: string[] = [];
-  const logger = createLogger({ fd: 1, env, stream: { write: (line: string) => void lines.push(line) } });
+  const logger = createLogger({ fd: 1, log: loadSettings(env).log, stream: { write: (line: string) => void lines.push(line) } });
   return { logger, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
@@ -41,12 +42,13 @@ describe('the logger', () => {
   });
 
   it('reads EFFECTD_LOG_FORMAT and EFFECTD_LOG_LEVEL, and refuses a value it does not know with the ones it does', () => {
+    const logSettings = (env: Record<string, string>, isTerminal: boolean, defaultLevel?: 'warn') => resolveLog(loadSettings(env).log, isTerminal, defaultLevel);
     expect(logSettings({}, true)).toEqual({ level: 'info', format: 'pretty' });
     expect(logSettings({}, false)).toEqual({ level: 'info', format: 'json' });
     expect(logSettings({ EFFECTD_LOG_FORMAT: 'json' }, true).format).toBe('json');
     expect(logSettings({ EFFECTD_LOG_FORMAT: 'pretty' }, false).format).toBe('pretty');
     expect(logSettings({}, false, 'warn').level).toBe('warn');
     expect(() => logSettings({ EFFECTD_LOG_LEVEL: 'verbose' }, false)).toThrow(/EFFECTD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "verbose"/);
-    expect(() => logSettings({ EFFECTD_LOG_FORMAT: 'xml' }, false)).toThrow(/EFFECTD_LOG_FORMAT must be json or pretty, not "xml"/);
+    expect(() => logSettings({ EFFECTD_LOG_FORMAT: 'xml' }, false)).toThrow(/EFFECTD_LOG_FORMAT must be json or pretty .*, not "xml"/);
   });
 });

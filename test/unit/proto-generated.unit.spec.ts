@@ -10,7 +10,9 @@ describe('proto/ is the one source of truth for the wire types', () => {
   it('the committed TypeScript equals what `npm run proto:gen` generates now', () => {
     const out = join(tempDir('effectd-proto-'), 'proto');
     // buf.gen.yaml writes to ../src/transport/wire relative to its output base.
-    execFileSync('npx', ['buf', 'generate', '--template', 'buf.gen.yaml', '--output', out], { cwd: 'proto', stdio: 'pipe' });
+    // protoc-gen-es is not a dev dependency (it declares node >=22, and only code generation needs it): npx
+    // brings it at the version of `npm run proto:gen` (from npm's cache when it has been fetched once).
+    execFileSync('npx', ['--yes', '--prefer-offline', '-p', '@bufbuild/protoc-gen-es@2.17.0', '-p', '@bufbuild/buf@1.75.0', '--', 'buf', 'generate', '--template', 'buf.gen.yaml', '--output', out], { cwd: 'proto', stdio: 'pipe' });
     const fresh = readFileSync(join(out, '..', GENERATED), 'utf8');
     expect(readFileSync(GENERATED, 'utf8'), 'run `npm run proto:gen` and commit the result').toBe(fresh);
   }, 30_000);

@@ -44,7 +44,7 @@ describe('an argument fills exactly one path segment', () => {
   });
 
   it('the built-in cloud tools: a region is a region (pattern), and ".." no longer drops the account segment', () => {
-    const cloud = new ToolRegistry(loadConfig({ env: {} })).get('cloud.create-instance')!;
+    const cloud = new ToolRegistry(loadConfig({})).get('cloud.create-instance')!;
     expect(refused(cloud, { name: 'web-1', size: 'small', region: '..' })).toMatch(/region/);
     expect(refused(cloud, { name: 'web-1', size: 'small', region: 'eu-west-1' })).toBeUndefined();
   });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { redactDiag } from '../../src/tracing/diag-redaction.js';
-import { tracingSettings } from '../../src/tracing/tracing-settings.js';
+import { loadSettings } from '../../src/config/settings-loader.js';
+
+/** What the settings loader makes of the OTEL_* variables (src/config/settings-loader.ts). */
+const tracingSettings = (env: Record<string, string>) => loadSettings(env).tracing;
 
 describe('whether effectd exports traces (the standard OTEL_* environment)', () => {
   it('is off when nothing asks for it, and when OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true says so', () => {
@@ -36,8 +39,8 @@ describe('whether effectd exports traces (the standard OTEL_* environment)', () 
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toMatchObject({ kind: 'otlp', note: expect.stringContaining('OTLP/HTTP JSON') });
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).not.toHaveProperty('note');
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=grpc: .*HTTP port \(4318/);
-    expect(() => tracingSettings({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER=zipkin: effectd exports traces over OTLP\/HTTP only/);
-    expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT is not a URL/);
+    expect(() => tracingSettings({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER must be otlp or none: effectd exports traces over OTLP\/HTTP only.*, not "zipkin"/);
+    expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL \(e\.g\. http:\/\/localhost:4318\), not "not a url"/);
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/);
     expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://c/v1/traces' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/);
   });

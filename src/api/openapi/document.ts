@@ -5,13 +5,13 @@ import { ErrorBody, ROUTES, type Named, type ResponseDoc, type RouteDoc } from '
 const ERROR_STATUS: Record<number, string> = {
   400: 'Invalid input: the body is not valid JSON, or a field is wrong (`fields` lists each by its path), or the tool is unknown.',
   401: 'No bearer token, or one that is unknown or revoked.',
-  403: 'Not yours: another tenant\'s effect or workflow, or an operator action with an agent credential.',
-  404: 'Not found.',
+  403: 'Not yours: a tenant the credential may not act for, or an operator action with an agent credential. (Another tenant\'s effect is 404, as one that does not exist.)',
+  404: 'Not found (or another tenant\'s: the answer is the same, so it tells nothing about ids of other tenants).',
   409: 'Conflict: the effect is not in a state that allows this, or the stream moved on meanwhile; re-read and decide again.',
-  413: 'The request body is over 1 MB.',
+  413: 'The request body is over EFFECTD_BODY_LIMIT_BYTES (default 1 MB, the same for /mcp and Kafka commands); nothing was recorded.',
   415: 'The request body is not JSON in UTF-8 (send Content-Type: application/json).',
   422: 'Refused: the step was declared with other arguments (a changed intent); nothing was sent for this command. `recorded` says where the recorded effect stands: only when it did not happen (`not_done`) is a new step the way to do something else.',
-  503: 'Try again later: effectd is shutting down, or a part it depends on (the ledger) is unavailable; nothing was recorded. Retry-After says when.',
+  503: 'Try again later: effectd is shutting down, or a part it depends on (the ledger) is unavailable. Retry-After says when. Without `recorded`, nothing was recorded for the command; with it (and `effectId`), the effect was recorded before the failure (an attempt claimed, perhaps sent): do not take it for not_done, ask GET /v1/effects/{effectId}; the same command again is answered from the ledger.',
 };
 
 /** The error statuses a route can answer: its own, those of every request, and those of authentication and bodies. */

@@ -89,6 +89,9 @@ const workflowSummarySchema = z.object({
   effects: z.number().int().nonnegative(),
   states: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Effects by state.' }),
   tools: z.array(z.string()),
+  saga: z.string().optional().meta({ description: 'The saga this workflow runs (absent for a plain workflow).' }),
+  sagaStatus: z.enum(['running', 'paused', 'compensating', 'completed', 'compensated', 'compensation_failed']).optional().meta({ description: 'With `saga=1`: the saga\'s status, read from its stream.' }),
+  sagaWhy: z.string().optional().meta({ description: 'With `saga=1`: why the saga stands where it does (e.g. the step that failed).' }),
   needsOperator: z.boolean().meta({ description: 'Some effect is escalated, terminal or an unhandled duplicate: only an operator moves it.' }),
   open: z.boolean().meta({ description: 'Some effect is unknown or in flight.' }),
   firstEventAt: isoTime('The first event of the workflow.'),
@@ -96,10 +99,12 @@ const workflowSummarySchema = z.object({
 });
 
 export const workflowListSchema = z.object({
-  total: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative().meta({ description: 'Workflows that match, over every page.' }),
   effects: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Effects by state, over every listed workflow.' }),
   needHuman: z.number().int().nonnegative().meta({ description: 'Effects only an operator can move.' }),
   workflows: z.array(workflowSummarySchema),
+  nextCursor: z.string().optional().meta({ description: 'Present when more workflows matched than `limit`: pass it back as `?cursor=` (with the same filters) for the next page.' }),
+  cutShort: z.string().optional().meta({ description: 'Present when more workflows matched than `limit`: how many, and how to get the rest.' }),
   window: z.string(),
 });
 
@@ -155,7 +160,8 @@ const decisionViewSchema = z.object({
   step: z.string(),
   tool: z.string(),
   args: z.record(z.string(), z.unknown()),
-  decidedBy: z.string().optional(),
+  decidedBy: z.string().optional().meta({ description: 'Who or what decided, as the caller claimed it (a label effectd does not verify; the same as `claimedBy`, kept for compatibility). The credential that journaled it is `recordedBy`.' }),
+  claimedBy: z.string().optional().meta({ description: 'The caller\'s claim of who or what decided (`decidedBy` as sent): not verified. Show it as a claim ("decided by X, as claimed"), never as a fact; `recordedBy` is the fact.' }),
   recordedBy: z.string().optional(),
   at: isoTime('When the decision was journaled.'),
 }).meta({ description: 'The model\'s decision for a step, journaled before acting.' });
@@ -235,10 +241,25 @@ export const metaSchema = z.object({
   lifecycle: z.array(lifecycleRowSchema).meta({ description: 'The effect lifecycle table (src/core/effect-lifecycle.ts), one row per status, in lifecycle order.' }),
 }).meta({ description: 'What this effectd means by its states: take sets of states from here rather than keeping lists of your own.' });
 
+const ledgerWritesSchema = z.object({
+  writable: z.boolean().meta({ description: 'Whether the ledger accepts writes (the last append\'s outcome or a write probe, the newer).' }),
+  checkedAt: z.number().optional().meta({ description: 'When that was established (ms since the epoch).' }),
+  error: z.string().optional().meta({ description: 'What refused the last write, while not writable.' }),
+  by: z.enum(['append', 'probe', 'none']).meta({ description: 'An append\'s outcome, the probe, or nothing yet (assumed writable).' }),
+}).meta({ description: 'Whether the ledger accepts writes now (docs/operations.md, "Health").' });
+
 export const healthSchema = z.looseObject({
-  status: z.literal('ok'),
+  status: z.enum(['ok', 'degraded']).meta({ description: '`degraded` while the ledger refuses writes (commands are answered 503); the process itself is alive.' }),
   instanceId: z.string(),
   ledger: z.string().meta({ description: 'The ledger adapter (sqlite, postgres, kurrentdb).' }),
+  ledgerWrites: ledgerWritesSchema,
+});
+
+export const readySchema = z.looseObject({
+  status: z.literal('ready'),
+  instanceId: z.string(),
+  ledger: z.string(),
+  ledgerWrites: ledgerWritesSchema,
 });
 
 /** Every error answer: a code to branch on, a sentence that says what to do, and the code's details. */
@@ -249,11 +270,11 @@ export const errorBodySchema = z.looseObject({
   message: z.string().meta({ description: 'What went wrong and what to do, in one or two sentences.' }),
   fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().meta({ description: 'For invalid input: each offending field by its path.' }),
   retryAfterMs: z.number().optional().meta({ description: 'For retry_after: when to send the same thing again (also the Retry-After header).' }),
-  effectId: z.string().optional().meta({ description: 'For intent_conflict: the effect the step recorded (the command was not acted on).' }),
+  effectId: z.string().optional().meta({ description: 'For intent_conflict: the effect the step recorded (the command was not acted on). For a 503 or 500 after the effect was recorded: the effect (also its reference); ask GET /v1/effects/{effectId}.' }),
   recorded: z.object({
     status: agentStatusSchema,
     state: effectStatusSchema,
     receipt: z.string().optional().meta({ description: 'Provider evidence when the recorded effect is done.' }),
     message: z.string().meta({ description: 'The recorded effect\'s own one-sentence answer.' }),
-  }).optional().meta({ description: 'For intent_conflict: where the effect this step recorded stands, as the recorded command would be answered. Only `not_done` lets a changed intent go as a new step; `done` means do not do it again, `unknown` that it is being checked (do not start another). A refusal is never itself `not_done` (docs/http-api.md, "Refusals").' }),
+  }).optional().meta({ description: 'For a 503 or 500: present only when something was recorded for the effect before the failure (an attempt claimed or sent): where it stands; do not take the failure for not_done. For intent_conflict: where the effect this step recorded stands, as the recorded command would be answered. Only `not_done` lets a changed intent go as a new step; `done` means do not do it again, `unknown` that it is being checked (do not start another). A refusal is never itself `not_done` (docs/http-api.md, "Refusals").' }),
 }).meta({ description: 'An error: `error` is the code, `message` says what to do; other fields are the code\'s details. A 4xx answer to a command is its refusal: nothing was done for it.' });

@@ -3,7 +3,7 @@ import { effectCommand, tenantField } from '../../core/effect-command.js';
 import { decisionInput, duplicateHandlingInput, effectListQuery, releaseInput, resolutionInput, sagaStartInput, workflowIdField, workflowListQuery } from '../../gateway/inputs.js';
 import { DOCS_ASSET_NAMES } from './docs-assets.js';
 import {
-  decisionListSchema, decisionResultSchema, effectDetailSchema, effectListSchema, effectOutcomeSchema, errorBodySchema, healthSchema, historySchema, metaSchema,
+  decisionListSchema, decisionResultSchema, effectDetailSchema, effectListSchema, effectOutcomeSchema, errorBodySchema, healthSchema, historySchema, metaSchema, readySchema,
   sagaListSchema, sagaViewSchema, whoamiSchema, workflowListSchema, workflowTimelineSchema,
 } from './response-schemas.js';
 import { sagaCatalogSchema } from '../../gateway/views/saga-catalog.js';
@@ -165,8 +165,8 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'post', path: '/v1/workflows/{workflowId}/decisions', operationId: 'recordDecision', tag: 'workflows', auth: true,
     summary: 'Journal the model\'s decision for a step, before acting',
-    description: 'A resumed task re-reads decided steps instead of asking the model again. Deciding a step again with other arguments is 422.',
-    pathParams: workflowIdParam,
+    description: 'A resumed task re-reads decided steps instead of asking the model again. Deciding a step again with other arguments is 422. The tenant: `?tenant=` as on the GETs, or the body\'s `tenant` (both: the same one, else 400).',
+    pathParams: workflowIdParam, query: tenantQuery,
     body: { ...named('Decision', decisionInput, { step: 2, tool: 'payments.charge', args: { invoiceId: 'INV-2292', amount: 4900, currency: 'usd' }, decidedBy: 'model' }), required: true },
     responses: {
       201: { description: 'Recorded.', json: [named('DecisionResult', decisionResultSchema)], links: { listDecisions: { operationId: 'listDecisions', parameters: { workflowId: '$request.path.workflowId' } } } },
@@ -234,7 +234,14 @@ export const ROUTES: readonly RouteDoc[] = [
   {
     method: 'get', path: '/healthz', operationId: 'health', tag: 'service', auth: false,
     summary: 'Liveness',
+    description: 'Liveness: 200 while the process answers; `status` is `degraded` while the ledger refuses writes (`ledgerWrites` says why).',
     responses: { 200: { description: 'The instance answers.', json: [named('Health', healthSchema)] } },
+  },
+  {
+    method: 'get', path: '/readyz', operationId: 'ready', tag: 'service', auth: false,
+    summary: 'Readiness: the ledger accepts writes',
+    description: '200 while the ledger accepts writes (the last append\'s outcome or a write probe, at most once a second); 503 with `ledgerWrites.error` while it does not (a full disk, a read-only file or server, a file removed under the process).',
+    responses: { 200: { description: 'Ready: commands can be recorded.', json: [named('Ready', readySchema)] } },
   },
   {
     method: 'get', path: '/metrics', operationId: 'metrics', tag: 'service', auth: false,

@@ -7,20 +7,21 @@ import { canSeeTenant, tenantOf, type Caller } from '../caller.js';
 import { effectListQuery } from '../inputs.js';
 import { visibleEffect, type Reads } from '../reads.js';
 import { compareForList, decodeEffectCursor, encodeEffectCursor, isAfter } from './effect-list-cursor.js';
-import { describeEvent } from './timeline.js';
+import { describeEvent, eventsFor } from './timeline.js';
 
 /** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
 const OPEN: ReadonlySet<string> = OPEN_STATUSES;
 
 /** One effect, its state, outcome and every event about it (the evidence). */
 export async function effectDetail(reads: Reads, caller: Caller, effectId: string) {
-  return detailOf(reads, await visibleEffect(reads, caller, effectId));
+  return detailOf(reads, await visibleEffect(reads, caller, effectId), caller);
 }
 
-/** The effect with its whole history: every intent, attempt, check, escalation and resolution, in order. */
-export async function detailOf(reads: Reads, effect: EffectState) {
+/** The effect with its whole history: every intent, attempt, check, escalation and resolution, in order (provider keys abridged for an agent: eventsFor). */
+export async function detailOf(reads: Reads, effect: EffectState, caller: Pick<Caller, 'role'> = { role: 'operator' }) {
   const matched = effect.heldBy ? await heldAgainst(reads, effect) : undefined;
-  return { ...effectView(reads, effect, matched), args: effect.declared.args, evidence: effect.log.map((e) => ({ at: new Date(e.at).toISOString(), type: e.type, summary: describeEvent(e) })) };
+  const log = eventsFor(caller, effect.log.map((event) => ({ event }))).map((r) => r.event);
+  return { ...effectView(reads, effect, matched), args: effect.declared.args, evidence: log.map((e) => ({ at: new Date(e.at).toISOString(), type: e.type, summary: describeEvent(e) })) };
 }
 
 /**
@@ -31,7 +32,7 @@ export async function effectList(reads: Reads, caller: Caller, query: unknown) {
   await reads.effects.fresh();
   const parsed = effectListQuery.safeParse(query);
   if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
-  const { state, tenant, limit } = parsed.data;
+  const { state, tenant, limit, q } = parsed.data;
   const after = parsed.data.cursor === undefined ? undefined : decodeEffectCursor(parsed.data.cursor);
   if (tenant !== undefined) tenantOf(caller, tenant);
   const attention = state === 'attention';
@@ -39,8 +40,10 @@ export async function effectList(reads: Reads, caller: Caller, query: unknown) {
   // What needs a human is always open (a detected duplicate stays open until it is dealt with).
   const complete = attention || (wanted !== undefined && [...wanted].every((s) => OPEN.has(s)));
   const now = reads.now();
-  const matching = [...(complete ? reads.effects.open() : reads.effects.recent())]
+  const needle = q?.toLowerCase();
+  const matching = [...(complete ? reads.effects.open() : needle ? openAndRecent(reads) : reads.effects.recent())]
     .filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant))
+    .filter((e) => !needle || matchesSearch(e, needle))
     .filter((e) => (attention ? needsHuman(e, now, reads.shell.stillLooking(e, now)) : !wanted || wanted.has(effectStatus(e, now))))
     .filter((e) => !after || isAfter(e, after))
     .sort(compareForList);
@@ -48,9 +51,23 @@ export async function effectList(reads: Reads, caller: Caller, query: unknown) {
   const nextCursor = matching.length > limit ? encodeEffectCursor(page[page.length - 1]!) : undefined;
   return {
     effects: page.map((e) => effectView(reads, e)),
-    ...(nextCursor ? { nextCursor, cutShort: `${matching.length - limit} more match; the next page is ?cursor=${nextCursor} (same state and tenant), or narrow by state or tenant` } : {}),
+    ...(nextCursor ? { nextCursor, cutShort: `${matching.length - limit} more match; the next page is ?cursor=${nextCursor} (same state, tenant and q), or narrow by state or tenant` } : {}),
     ...(complete ? {} : { window: `the ${reads.effects.recentLimit.toLocaleString('en-US')} most recently active effects; older ones are found by id (GET /v1/effects/:id) or by workflow` }),
   };
+}
+
+/** Every open effect and the recent window, once each: where a search looks. */
+export function openAndRecent(reads: Pick<Reads, 'effects'>): EffectState[] {
+  const byId = new Map<string, EffectState>();
+  for (const e of reads.effects.recent()) byId.set(e.effectId, e);
+  for (const e of reads.effects.open()) byId.set(e.effectId, e);
+  return [...byId.values()];
+}
+
+/** `q`: the effect id (its reference), workflow id, tool, target or receipt contains the (lower-cased) text. */
+export function matchesSearch(effect: EffectState, needle: string): boolean {
+  const { workflowId, tool, target } = effect.declared;
+  return [effect.effectId, workflowId, tool, target, effect.receipt ?? ''].some((field) => field.toLowerCase().includes(needle));
 }
 
 /** An effect's outcome read back, as the shell answers it (a held one with the state of what it was held against). */

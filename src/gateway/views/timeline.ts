@@ -1,4 +1,23 @@
 import type { LedgerEvent } from '../../core/events.js';
+import type { Principal } from '../caller.js';
+
+/**
+ * Events as a caller may see them: an operator sees them as recorded; an agent's credential sees
+ * every provider key of the workflow abridged (`efd-AbCd…`) wherever it appears (the attempt's
+ * `providerKey`, a request body that carries it, a text of an older ledger): the key is the
+ * operator's reconciliation handle, never the agent's (issue 27).
+ */
+export function eventsFor<T extends { event: LedgerEvent }>(caller: Pick<Principal, 'role'>, records: readonly T[]): T[] {
+  if (caller.role === 'operator') return [...records];
+  const keys = new Set<string>();
+  for (const { event } of records) if (event.type === 'AttemptStarted' && event.providerKey) keys.add(event.providerKey);
+  if (keys.size === 0) return [...records];
+  return records.map((record) => {
+    let json = JSON.stringify(record.event);
+    for (const key of keys) if (json.includes(key)) json = json.split(key).join(`${key.slice(0, 8)}…`);
+    return Object.assign({}, record, { event: JSON.parse(json) as LedgerEvent });
+  });
+}
 
 /** One line a person can read, per ledger event (CLI, demo, console). Exhaustive over event types. */
 export function describeEvent(event: LedgerEvent): string {
@@ -24,7 +43,7 @@ export function describeEvent(event: LedgerEvent): string {
     case 'SagaFinished':
       return `saga ${event.outcome}: ${event.reason}`;
     case 'DecisionRecorded':
-      return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (decided by ${event.decidedBy})` : ''}${event.recordedBy ? `, journaled by ${event.recordedBy}` : ''}`;
+      return `decision for step ${event.step}: ${event.tool} ${JSON.stringify(event.args)}${event.decidedBy ? ` (decided by ${event.decidedBy}, as claimed by the caller)` : ''}${event.recordedBy ? `, journaled by ${event.recordedBy}` : ''}`;
     case 'DuplicateDetected':
       return `DUPLICATE at the provider: ${event.receipts.length} objects carry this effect's reference (${event.receipts.join(', ')}); asked ${event.asked}`;
     case 'ResendAudited':

@@ -40,7 +40,7 @@ function declared(field: ArgFieldSpec, property: JsonSchema): JsonSchema {
     }
     case 'money':
       // Any value reaches the object check, where it is read against its currency field.
-      return { anyOf: [{ type: 'integer' }, { type: 'string' }], description: `${field.description ? `${field.description}. ` : ''}An amount: ${AMOUNT_FORMS}.` };
+      return { anyOf: [{ type: 'integer', minimum: field.allowZero ? 0 : 1 }, { type: 'string' }], description: `${field.description ? `${field.description}. ` : ''}An amount${field.allowZero ? '' : ' more than zero'}: ${AMOUNT_FORMS}.` };
     case 'boolean':
       return { ...described, ...fallback };
     case 'map':

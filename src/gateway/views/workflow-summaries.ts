@@ -1,5 +1,6 @@
 import { IN_PROGRESS_STATUSES } from '../../core/effect-lifecycle.js';
 import { effectStatus, needsHuman, type EffectState, type EffectStatus } from '../../core/effect-state.js';
+import { compareWorkflows } from './workflow-list-cursor.js';
 
 /** One workflow as a list row: where its effects stand and whether a human is needed. */
 export interface WorkflowSummary {
@@ -8,6 +9,8 @@ export interface WorkflowSummary {
   effects: number;
   states: Partial<Record<EffectStatus, number>>;
   tools: string[];
+  /** The saga this workflow runs (its steps are declared by `saga:<name>`); absent for a plain workflow. */
+  saga?: string;
   /** Some effect is escalated, terminal or a duplicate nobody dealt with: only an operator moves it. */
   needsOperator: boolean;
   /** Some effect is still moved by effectd itself (the lifecycle table's inProgress: declared, held, in flight, unknown). */
@@ -17,6 +20,8 @@ export interface WorkflowSummary {
 }
 
 const OPEN = IN_PROGRESS_STATUSES;
+/** A saga's own steps are declared by `saga:<name>` (src/shell/saga-runner.ts). */
+const SAGA_PRINCIPAL = 'saga:';
 
 /** Groups effects into workflows, most recently active first. */
 export function summarizeWorkflows(effects: Iterable<EffectState>, now: number, stillLooking: (effect: EffectState, now: number) => boolean = () => false): WorkflowSummary[] {
@@ -35,9 +40,11 @@ export function summarizeWorkflows(effects: Iterable<EffectState>, now: number, 
       states[s] = (states[s] ?? 0) + 1;
     }
     const seen = Object.keys(states) as EffectStatus[];
+    const saga = members.map((e) => e.declared.principal).find((p) => p.startsWith(SAGA_PRINCIPAL))?.slice(SAGA_PRINCIPAL.length);
     return {
       tenant, workflowId, effects: members.length, states,
       tools: [...new Set(members.map((e) => e.declared.tool))].sort(),
+      ...(saga ? { saga } : {}),
       needsOperator: members.some((e) => needsHuman(e, now, stillLooking(e, now))),
       open: seen.some((s) => OPEN.has(s)),
       first: Math.min(...members.map((e) => e.declared.at)),
@@ -45,6 +52,6 @@ export function summarizeWorkflows(effects: Iterable<EffectState>, now: number, 
     };
   });
   return rows
-    .sort((a, b) => b.last - a.last || a.workflowId.localeCompare(b.workflowId))
+    .sort((a, b) => compareWorkflows({ ...a, lastEventAt: a.last }, { ...b, lastEventAt: b.last }))
     .map(({ first, last, ...row }) => ({ ...row, firstEventAt: new Date(first).toISOString(), lastEventAt: new Date(last).toISOString() }));
 }

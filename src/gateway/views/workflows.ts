@@ -5,29 +5,56 @@ import { workflowStream } from '../../core/streams.js';
 import { canSeeTenant, tenantOf, type Caller } from '../caller.js';
 import { workflowIdOf, workflowListQuery } from '../inputs.js';
 import { workflowState, type Reads } from '../reads.js';
-import { recorded } from './effects.js';
-import { describeEvent } from './timeline.js';
-import { summarizeWorkflows } from './workflow-summaries.js';
+import type { SagaView } from '../../shell/saga-runner.js';
+import { matchesSearch, openAndRecent, recorded } from './effects.js';
+import { describeEvent, eventsFor } from './timeline.js';
+import { compareWorkflows, decodeWorkflowCursor, encodeWorkflowCursor, type WorkflowListPosition } from './workflow-list-cursor.js';
+import { summarizeWorkflows, type WorkflowSummary } from './workflow-summaries.js';
 
 /** Recent workflows the caller may see, most recently active first. */
 export async function workflowList(reads: Reads, caller: Caller, query: unknown) {
   await reads.effects.fresh();
   const parsed = workflowListQuery.safeParse(query);
   if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
-  const { tenant, limit, attention } = parsed.data;
+  const { tenant, limit, attention, saga, q, cursor } = parsed.data;
   if (tenant !== undefined) tenantOf(caller, tenant);
-  const byId = new Map<string, EffectState>();
-  for (const e of reads.effects.recent()) byId.set(e.effectId, e);
-  for (const e of reads.effects.open()) byId.set(e.effectId, e);
-  const visible = [...byId.values()].filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
+  const visible = openAndRecent(reads).filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
   const now = reads.now();
   const stillLooking = (e: EffectState, at: number) => reads.shell.stillLooking(e, at);
   const all = summarizeWorkflows(visible, now, stillLooking);
   const needHuman = visible.filter((e) => needsHuman(e, now, stillLooking(e, now))).length;
-  const wanted = attention === '1' || attention === 'true' ? all.filter((w) => w.needsOperator) : all;
+  const yes = (flag: string | undefined) => flag === '1' || flag === 'true';
+  // A workflow matches a search when its id does, or one of its effects does (id, tool, target, receipt).
+  const needle = q?.toLowerCase();
+  const found = needle ? new Set(visible.filter((e) => matchesSearch(e, needle)).map((e) => `${e.declared.tenant}\u0000${e.declared.workflowId}`)) : undefined;
+  const wanted = all
+    .filter((w) => !yes(attention) || w.needsOperator)
+    .filter((w) => !yes(saga) || w.saga !== undefined)
+    .filter((w) => !found || found.has(`${w.tenant}\u0000${w.workflowId}`));
+  const after = cursor === undefined ? undefined : decodeWorkflowCursor(cursor);
+  const rest = after ? wanted.filter((w) => compareWorkflows(after, position(w)) < 0) : wanted;
+  const page = rest.slice(0, limit);
+  const nextCursor = rest.length > limit ? encodeWorkflowCursor(position(page[page.length - 1]!)) : undefined;
   const effects: Record<string, number> = {};
   for (const w of all) for (const [state, n] of Object.entries(w.states)) effects[state] = (effects[state] ?? 0) + n;
-  return { total: wanted.length, effects, needHuman, workflows: wanted.slice(0, limit), window: `workflows with an open effect or one among the ${reads.effects.recentLimit.toLocaleString('en-US')} most recently active effects` };
+  return {
+    total: wanted.length, effects, needHuman,
+    // A saga run's status is read from its stream: only for the page asked for with `saga=1`.
+    workflows: yes(saga) ? await Promise.all(page.map(async (w) => ({ ...w, ...(await sagaStatus(reads, w)) }))) : page,
+    ...(nextCursor ? { nextCursor, cutShort: `${rest.length - limit} more match; the next page is ?cursor=${nextCursor} (same filters)` } : {}),
+    window: `workflows with an open effect or one among the ${reads.effects.recentLimit.toLocaleString('en-US')} most recently active effects`,
+  };
+}
+
+function position(w: WorkflowSummary): WorkflowListPosition {
+  return { lastEventAt: Date.parse(w.lastEventAt), workflowId: w.workflowId, tenant: w.tenant };
+}
+
+/** A saga run's status and why, as its saga view says. */
+async function sagaStatus(reads: Reads, w: WorkflowSummary): Promise<{ sagaStatus?: SagaView['status']; sagaWhy?: string }> {
+  if (!w.saga) return {};
+  const view = await reads.sagaRunner.view(w.tenant, w.workflowId);
+  return { sagaStatus: view.status, ...(view.why ? { sagaWhy: view.why } : {}) };
 }
 
 /** The workflow's timeline: every intent, attempt, check and outcome in order, and each effect's state. */
@@ -53,7 +80,7 @@ export async function workflowTimeline(reads: Reads, caller: Caller, rawWorkflow
       ...(e.resolvedBy ? { resolvedBy: e.resolvedBy } : {}),
     })),
     ...(state.saga ? { saga: await reads.sagaRunner.view(tenant, workflowId) } : {}),
-    timeline: recordedEvents.map((r) => ({ revision: r.revision, position: r.position, at: new Date(r.event.at).toISOString(), type: r.event.type, effectId: isEffectEvent(r.event) ? r.event.effectId : undefined, summary: describeEvent(r.event), event: r.event })),
+    timeline: eventsFor(caller, recordedEvents).map((r) => ({ revision: r.revision, position: r.position, at: new Date(r.event.at).toISOString(), type: r.event.type, effectId: isEffectEvent(r.event) ? r.event.effectId : undefined, summary: describeEvent(r.event), event: r.event })),
   };
 }
 
@@ -82,5 +109,6 @@ export async function stepHistory(reads: Reads, caller: Caller, workflowId: stri
 
 /** A journaled decision as callers read it. */
 export function decisionView(d: { step: string; tool: string; args: Record<string, unknown>; decidedBy?: string; recordedBy?: string; at: number }) {
-  return { step: d.step, tool: d.tool, args: d.args, decidedBy: d.decidedBy, ...(d.recordedBy ? { recordedBy: d.recordedBy } : {}), at: new Date(d.at).toISOString() };
+  // `decidedBy` is what the caller said (a label, never verified): kept on the wire as it was, and said as a claim (`claimedBy`).
+  return { step: d.step, tool: d.tool, args: d.args, decidedBy: d.decidedBy, ...(d.decidedBy !== undefined ? { claimedBy: d.decidedBy } : {}), ...(d.recordedBy ? { recordedBy: d.recordedBy } : {}), at: new Date(d.at).toISOString() };
 }

@@ -4,7 +4,7 @@ import type { EffectdError, ErrorCode } from '../../core/errors.js';
 export type RefusedCode = Extract<ErrorCode, 'invalid_command' | 'unknown_tool' | 'unauthorized' | 'forbidden' | 'not_found'>;
 
 /** Bounded label values for dead letters (they become a metric label). */
-export type DeadLetterReason = 'undecodable' | RefusedCode | 'forbidden_reply_topic' | 'handler_error';
+export type DeadLetterReason = 'undecodable' | 'too_large' | RefusedCode | 'forbidden_reply_topic' | 'handler_error';
 
 /** The credential a dead-lettered command came with: its tenant and name (never the token). */
 export interface DeadLetterSender {

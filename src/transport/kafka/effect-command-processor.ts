@@ -15,6 +15,8 @@ export interface ProcessorOptions {
   /** Failed tries (ledger or provider plumbing) after which the ledger is probed: healthy → the message is poison. */
   poisonAfterTries?: number;
   log?: (line: string) => void;
+  /** The largest command message (EFFECTD_BODY_LIMIT_BYTES, as an HTTP body; default 1 MiB): larger is dead-lettered `too_large`, nothing recorded. */
+  maxCommandBytes?: number;
 }
 
 /** One consumed command as the processor sees it: its bytes, key and headers, and where it sits (for logs). */
@@ -26,15 +28,9 @@ export interface CommandRecord {
   where: string;
 }
 
-const HEALTH_PROBE_STREAM = 'effectd-health-probe';
-
-/**
- * All the processor asks of the ledger: whether it answers a read, to tell a poison message from an
- * outage. Said here, not imported from src/ledger: an ingress does not reach into the ledger's port
- * (the runtime's ledger is one).
- */
-export interface LedgerProbe {
-  readStream(stream: string): Promise<unknown>;
+/** All the processor asks about the ledger: whether it answers, to tell a poison message from an outage (the application's health). */
+export interface LedgerHealth {
+  ledgerReachable(): Promise<boolean>;
 }
 
 /**
@@ -47,10 +43,12 @@ export interface LedgerProbe {
  */
 export class EffectCommandProcessor {
   private readonly poisonAfterTries: number;
+  private readonly maxCommandBytes: number;
   private readonly log: (line: string) => void;
 
-  constructor(private readonly runtime: { gateway: Gateway; ledger: LedgerProbe }, private readonly topics: KafkaTopics, options: ProcessorOptions = {}) {
+  constructor(private readonly runtime: { gateway: Gateway; health: LedgerHealth }, private readonly topics: KafkaTopics, options: ProcessorOptions = {}) {
     this.poisonAfterTries = options.poisonAfterTries ?? 8;
+    this.maxCommandBytes = options.maxCommandBytes ?? 1024 * 1024;
     this.log = options.log ?? ((line) => console.error(line));
   }
 
@@ -64,6 +62,10 @@ export class EffectCommandProcessor {
   }
 
   private async verdict(record: CommandRecord, lease: CommandLease): Promise<CommandVerdict> {
+    // One body limit for every door (EFFECTD_BODY_LIMIT_BYTES): a command HTTP would refuse is not read here either.
+    if (record.value && record.value.length > this.maxCommandBytes) {
+      return { kind: 'dead-letter', reason: 'too_large', detail: `the command message is ${record.value.length} bytes, over the ${this.maxCommandBytes} bytes of EFFECTD_BODY_LIMIT_BYTES (the same limit as an HTTP body); nothing was recorded` };
+    }
     const decoded = decodeCommand(record.value);
     const { envelope } = decoded;
     // Until the sender is known to be allowed its reply topic, refusals go to the outcomes topic only.
@@ -116,13 +118,8 @@ export class EffectCommandProcessor {
     return verdict.kind === 'retry' ? { kind: 'failed', error } : verdict;
   }
 
-  private async ledgerHealthy(): Promise<boolean> {
-    try {
-      await this.runtime.ledger.readStream(HEALTH_PROBE_STREAM);
-      return true;
-    } catch {
-      return false;
-    }
+  private ledgerHealthy(): Promise<boolean> {
+    return this.runtime.health.ledgerReachable();
   }
 }
 

@@ -13,13 +13,21 @@ import type { KafkaIngressSettings } from './kafka-settings.js';
 
 const COMMIT_EVERY_MS = 200;
 /**
- * A batch returns once its commands are done or after this long, whichever is first: the longest a
- * slow command (a provider near its timeout, an answer waiting out its budget) holds up the next
- * fetch for every other workflow. Returning sooner costs fetches: each carries fewer commands, and
- * the broker's CPU per effect rises (10 ms and 50 ms: 14% fewer effects/s at c=16 than waiting for
- * the whole batch; 250 ms: within 7%, and 13% more at c=256, in one run).
+ * The longest an empty fetch waits at the broker. A fetch returns as soon as one command is there
+ * (minBytes 1), so this bounds only an idle poll (twice a second; 250 ms made it four) and how late
+ * kafkajs's loop heartbeats or sees a seek; kept under the heartbeat interval.
  */
-const BATCH_SLICE_MS = 250;
+const IDLE_POLL_MS = 500;
+/**
+ * The most an answer waits for the answers of the other commands this instance is deciding, so
+ * they go in one produce request (it goes at once when it is the last one, so a lone command never
+ * waits). On the bench's Kafka lane (packages/bench/src/kafka-requests.ts), against one turn of the
+ * event loop only, 3 reps on a quiet machine: 7.0–10.2 answers per produce request instead of
+ * 3.4–3.7 at c=16, the requests of both sides 0.39–0.54 per effect instead of 0.89–0.96 (the SDK's
+ * fetches and submits follow the answers' requests), p50 16.9–26.2 ms against 23.8–31.4; c=64
+ * 0.17–0.21 requests instead of 0.29–0.30, p50 38.8–50.1 against 39.5–55.6 ms; c=1 unchanged.
+ */
+const ANSWER_LINGER_MS = 3;
 /** A failing command holds its workflow's lane this long at most before it is tried again. */
 const FAILED_PAUSE_CAP_MS = 30_000;
 /** Failing commands whose count of failures is kept (for the growing pause); the oldest are forgotten. */
@@ -34,10 +42,10 @@ export interface IngressMetrics {
  * The Kafka ingress as a NestJS custom transport over kafkajs. ServerKafka only offers
  * `eachMessage` (one command at a time per partition); effectd needs many workflows of one
  * partition in flight at once for throughput, so this strategy consumes with `eachBatch`:
- *  - a batch is admitted into its partition's pipeline (partition-pipeline.ts) and the consumer
- *    fetches on while its commands run (kafkajs fetches again only when every batch of the last
- *    fetch returned: waiting for each batch's slowest command stalled the whole instance), up to
- *    `maxInFlight` commands, then the batch waits for room;
+ *  - a batch is admitted into its partition's pipeline (partition-pipeline.ts) and eachBatch returns,
+ *    so the consumer fetches on while its commands run (kafkajs fetches again only when every batch
+ *    of the last fetch returned: waiting for each batch's slowest command stalled the whole
+ *    instance), up to `maxInFlight` commands, then the batch waits for room;
  *  - workflows (message keys) run concurrently, one workflow's commands strictly in order, across batches;
  *  - each outcome is published once the shell has recorded it (the shell records before it answers);
  *  - a partition's offset is committed (next offset; kafkajs autoCommit off) only for the contiguous
@@ -65,6 +73,8 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private handler?: ReturnType<Server['getHandlerByPattern']>;
   /** Handler failures so far, by "topic[partition]@offset" of the failing command. */
   private readonly failures = new Map<string, number>();
+  /** Commands in the handler now, whose answers are still to come (the publisher lingers for them). */
+  private deciding = 0;
 
   constructor(
     private readonly settings: KafkaIngressSettings,
@@ -116,13 +126,13 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     const { topics } = this.settings;
     this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();
-    this.publisher = new CoalescingPublisher(this.producer);
+    this.publisher = new CoalescingPublisher(this.producer, { lingerMs: ANSWER_LINGER_MS, more: () => this.deciding > 0 });
     this.consumer = this.kafka.consumer({
       groupId: this.settings.groupId,
       sessionTimeout: this.settings.sessionTimeoutMs,
       heartbeatInterval: this.settings.heartbeatIntervalMs,
       rebalanceTimeout: Math.max(60_000, this.settings.sessionTimeoutMs),
-      maxWaitTimeInMs: 250,
+      maxWaitTimeInMs: Math.min(IDLE_POLL_MS, this.settings.heartbeatIntervalMs),
       allowAutoTopicCreation: false,
     });
     // Offsets of partitions this member no longer owns are not ours to commit.
@@ -199,7 +209,6 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     };
     const lease: CommandLease = { isActive: () => !this.closing && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
     const ticker = setInterval(() => void beat().catch(() => {}), this.settings.heartbeatIntervalMs);
-    const admitted: Promise<void>[] = [];
     try {
       for (const message of batch.messages) {
         await this.inFlight.acquire();
@@ -207,7 +216,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
           this.inFlight.release();
           return; // not resolved: read again by this member or the partition's next owner
         }
-        admitted.push(pipeline.admit(message.offset, message.key?.toString('latin1') ?? '', async () => {
+        void pipeline.admit(message.offset, message.key?.toString('latin1') ?? '', async () => {
           try {
             if (!lease.isActive()) return false;
             let completed = false;
@@ -221,12 +230,16 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
           } finally {
             this.inFlight.release();
           }
-        }));
+        });
         resolveOffset(message.offset);
       }
-      let slice: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(admitted), new Promise<void>((resolve) => (slice = setTimeout(resolve, BATCH_SLICE_MS)))]);
-      clearTimeout(slice);
+      // Returns once its commands are admitted, not done: kafkajs fetches again only when every batch
+      // of the last fetch returned, so waiting here for the batch's commands made the next command
+      // wait for the slowest of them (lock-step rounds of ~10 commands at c=16). Returning at once
+      // (it waited up to 250 ms before), on the bench's Kafka lane, 3 reps on a quiet machine: c=16
+      // 959–1,155 effects/s, p50 13.2–15.7 ms, against 851–942/s, 15.8–17.7 ms; c=64 1,535–1,850/s
+      // against 1,451–1,567/s; requests per effect, both sides, 0.34–0.46 against 0.43–0.47 at c=16
+      // (more commands in flight, so more answers per request) and 0.17–0.22 against 0.16–0.17 at c=64.
     } finally {
       clearInterval(ticker);
     }
@@ -250,18 +263,23 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     const handler = this.handler!;
     const where = `${topic}[${partition}]@${message.offset}`;
     let verdict: CommandVerdict;
-    for (;;) {
-      try {
-        verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
-      } catch (error) {
-        // The handler answers with verdicts; a throw is NestJS's pipeline failing (it logged the cause, and hands over only this).
-        verdict = { kind: 'failed', error: new EffectdError('internal', `the handler pipeline failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`) };
+    this.deciding++;
+    try {
+      for (;;) {
+        try {
+          verdict = await lastValueFrom(this.transformToObservable(await handler(message.value, new EffectCommandContext([message, partition, topic, lease]))));
+        } catch (error) {
+          // The handler answers with verdicts; a throw is NestJS's pipeline failing (it logged the cause, and hands over only this).
+          verdict = { kind: 'failed', error: new EffectdError('internal', `the handler pipeline failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`) };
+        }
+        if (verdict.kind === 'abandoned') return false; // not answered, not committed, redelivered to the partition's next owner
+        if (verdict.kind !== 'failed') break;
+        // Tried again in place once the pause is over (its workflow's later commands wait behind it), while the partition is ours.
+        await this.failed(where, verdict.error, lease);
+        if (!lease.isActive()) return false;
       }
-      if (verdict.kind === 'abandoned') return false; // not answered, not committed, redelivered to the partition's next owner
-      if (verdict.kind !== 'failed') break;
-      // Tried again in place once the pause is over (its workflow's later commands wait behind it), while the partition is ours.
-      await this.failed(where, verdict.error, lease);
-      if (!lease.isActive()) return false;
+    } finally {
+      this.deciding--;
     }
     this.failures.delete(where);
     if (verdict.kind === 'dead-letter') {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestMicroservice } from '@nestjs/common';
-import type { EffectdRuntime } from '../../runtime/effectd-runtime.js';
+import type { EffectdApp } from '../../runtime/compose.js';
 import { EffectCommandProcessor, type ProcessorOptions } from './effect-command-processor.js';
 import { COMMAND_PROCESSOR, EffectCommandsController } from './effect-commands.controller.js';
 import { KafkaCommandServer } from './kafka-command-server.js';
@@ -22,9 +22,9 @@ export interface KafkaIngress {
 }
 
 /** Starts the Kafka ingress (a NestJS microservice on effectd's batching Kafka transport) for one runtime. */
-export async function startKafkaIngress(runtime: EffectdRuntime, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
+export async function startKafkaIngress(runtime: EffectdApp, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
   const log = options.log ?? ((line: string) => runtime.logger.warn(line));
-  const processor = new EffectCommandProcessor(runtime, settings.topics, { ...options, log });
+  const processor = new EffectCommandProcessor(runtime, settings.topics, { maxCommandBytes: settings.maxCommandBytes, ...options, log });
   const strategy = new KafkaCommandServer(settings, runtime.metrics, log, (notice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${deadLetterLine(notice)}`));
   const app: INestMicroservice = await NestFactory.createMicroservice(KafkaIngressModule.forProcessor(processor), { strategy, logger: ['error', 'warn'] });
   await app.listen();

@@ -5,16 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const entry = `${root}dist/src/simulators/main.js`;
-const sources = `${root}src/simulators`;
+const entry = `${root}packages/simulators/dist/main.js`;
+const sources = `${root}packages/simulators/src`;
 
-/** Builds dist/ when the compiled entry is missing or older than any simulator source. */
+/** Builds the simulators' dist/ when the compiled entry is missing or older than any simulator source. */
 function ensureBuilt(): void {
   const builtAt = existsSync(entry) ? statSync(entry).mtimeMs : 0;
   const stale = readdirSync(sources).some((f) => f.endsWith('.ts') && statSync(`${sources}/${f}`).mtimeMs > builtAt);
   if (!stale) return;
-  // Other parts of the repo may not compile yet; tsc still emits, so only the entry's presence matters.
-  spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'ignore' });
+  spawnSync('npm', ['run', 'build', '--silent', '--workspace', '@effectd/simulators'], { cwd: root, stdio: 'ignore' });
   if (!existsSync(entry)) throw new Error(`build did not produce ${entry}`);
 }
 

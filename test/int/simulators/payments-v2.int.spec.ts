@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseMainArgs } from '../../../src/simulators/main-args.js';
-import { SimClock } from '../../../src/simulators/sim-clock.js';
-import { json, type Call, type Execution, type Reply } from '../../../src/simulators/sim-http.js';
-import { StripeIdempotencyLayer } from '../../../src/simulators/stripe-idempotency.js';
+import { parseMainArgs } from '../../../packages/simulators/src/main-args.js';
+import { SimClock } from '../../../packages/simulators/src/sim-clock.js';
+import { json, type Call, type Execution, type Reply } from '../../../packages/simulators/src/sim-http.js';
+import { StripeIdempotencyLayer } from '../../../packages/simulators/src/stripe-idempotency.js';
 import { SimClient } from './sim-client.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

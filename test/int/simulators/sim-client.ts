@@ -1,6 +1,6 @@
-import { startSimulator, type RunningSimulator, type SimulatorKind, type StartOptions } from '../../../src/simulators/server.js';
-import type { FaultRule } from '../../../src/simulators/faults.js';
-import type { RequestLogEntry } from '../../../src/simulators/request-log.js';
+import { startSimulator, type RunningSimulator, type SimulatorKind, type StartOptions } from '../../../packages/simulators/src/server.js';
+import type { FaultRule } from '../../../packages/simulators/src/faults.js';
+import type { RequestLogEntry } from '../../../packages/simulators/src/request-log.js';
 
 export interface SimResponse<T = any> {
   status: number;

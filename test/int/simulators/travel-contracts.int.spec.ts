@@ -14,7 +14,7 @@ describe('travel tool contracts against the travel simulator', () => {
   let tools: ToolRegistry;
   beforeAll(async () => {
     sim = await SimClient.start('travel');
-    tools = new ToolRegistry(loadConfig({ env: {}, providerUrls: { travel: sim.url } }));
+    tools = new ToolRegistry(loadConfig({ providerUrls: { travel: sim.url } }));
   });
   afterAll(() => sim.close());
   beforeEach(() => sim.reset());

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseMainArgs } from '../../../src/simulators/main-args.js';
+import { parseMainArgs } from '../../../packages/simulators/src/main-args.js';
 import { SimClient } from './sim-client.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
