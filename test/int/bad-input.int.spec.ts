@@ -1,25 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/runtime/effectd-runtime.js';
-import type { RunningSimulator } from '../../packages/simulators/src/server.js';
-import { getJson, postJson, startEffectd, startPayments, tempDir, type InProcessEffectd } from '../support/effectd-harness.js';
+import { getJson, postJson, suiteEffectd, tempDir } from '../support/effectd-harness.js';
 import { loadSettings } from '../../src/config/settings-loader.js';
 
 describe('bad input gets a clear 400 and the ledger stays unchanged', () => {
-  let payments: RunningSimulator;
-  let effectd: InProcessEffectd;
-  const ledgerSize = async () => (await effectd.runtime.ledger.readAll(0, 1_000_000)).length;
-  const providerRequests = async () => ((await getJson(`${payments.url}/_admin/requests`)).body.requests as unknown[]).length;
+  const suite = suiteEffectd();
+  const ledgerSize = async () => (await suite.effectd.runtime.ledger.readAll(0, 1_000_000)).length;
+  const providerRequests = async () => ((await getJson(`${suite.payments.url}/_admin/requests`)).body.requests as unknown[]).length;
 
   beforeAll(async () => {
-    payments = await startPayments();
-    effectd = await startEffectd({ providerUrls: { payments: payments.url } });
-    await postJson(`${effectd.url}/v1/effects`, { workflowId: 'wf-ok', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 100 } }, effectd.agent);
-  });
-  afterAll(async () => {
-    await effectd.close();
-    await payments.close();
+    await postJson(`${suite.effectd.url}/v1/effects`, { workflowId: 'wf-ok', step: 1, tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 100 } }, suite.effectd.agent);
   });
 
   const cases: [string, unknown, number, RegExp, string[]][] = [
@@ -36,7 +28,7 @@ describe('bad input gets a clear 400 and the ledger stays unchanged', () => {
   for (const [name, body, status, message, paths] of cases) {
     it(`${name} → ${status}, nothing persisted, provider not called`, async () => {
       const [eventsBefore, callsBefore] = [await ledgerSize(), await providerRequests()];
-      const answer = await postJson(`${effectd.url}/v1/effects`, body, effectd.agent);
+      const answer = await postJson(`${suite.effectd.url}/v1/effects`, body, suite.effectd.agent);
       expect(answer.status).toBe(status);
       expect(answer.body.message).toMatch(message);
       for (const path of paths) expect(answer.body.fields.map((f: { path: string }) => f.path)).toContain(path);

@@ -1,9 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../src/api/http-server.js';
-import type { RunningSimulator } from '../../packages/simulators/src/server.js';
-import { startEffectd, startPayments, waitFor, type InProcessEffectd } from '../support/effectd-harness.js';
+import { suiteEffectd, waitFor } from '../support/effectd-harness.js';
 
 /**
  * What the HTTP ingress kept when it moved from Express to Fastify (issue 16) and no other test
@@ -11,23 +10,14 @@ import { startEffectd, startPayments, waitFor, type InProcessEffectd } from '../
  * case, and a drain that answers 503 to a request arriving on a busy keep-alive connection.
  */
 describe('the HTTP ingress on Fastify keeps what Express did', () => {
-  let payments: RunningSimulator;
-  let effectd: InProcessEffectd;
+  const suite = suiteEffectd();
   let n = 0;
   const command = () => JSON.stringify({ workflowId: `wf-adapter-${++n}`, step: 1, tool: 'payments.charge', args: { invoiceId: `INV-AD-${n}`, amount: 100 } });
   const post = async (body: BodyInit, headers: Record<string, string>) => {
-    const res = await fetch(`${effectd.url}/v1/effects`, { method: 'POST', headers: { 'content-type': 'application/json', ...effectd.agent, ...headers }, body, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${suite.effectd.url}/v1/effects`, { method: 'POST', headers: { 'content-type': 'application/json', ...suite.effectd.agent, ...headers }, body, duplex: 'half' } as RequestInit);
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
-  beforeAll(async () => {
-    payments = await startPayments();
-    effectd = await startEffectd({ providerUrls: { payments: payments.url } });
-  });
-  afterAll(async () => {
-    await effectd.close();
-    await payments.close();
-  });
 
   it('gzip and deflate bodies are inflated; an unknown encoding is 415', async () => {
     expect((await post(gzipSync(command()), { 'content-encoding': 'gzip' })).body.status).toBe('done');
@@ -57,28 +47,28 @@ describe('the HTTP ingress on Fastify keeps what Express did', () => {
   });
 
   it('routes match as Express matched them: a trailing slash, any case; parameters keep theirs', async () => {
-    expect((await fetch(`${effectd.url}/healthz/`)).status).toBe(200);
-    expect((await fetch(`${effectd.url}/HealthZ`)).status).toBe(200);
-    const missing = await fetch(`${effectd.url}/V1/Effects/eff_MixedCase`, { headers: effectd.agent });
+    expect((await fetch(`${suite.effectd.url}/healthz/`)).status).toBe(200);
+    expect((await fetch(`${suite.effectd.url}/HealthZ`)).status).toBe(200);
+    const missing = await fetch(`${suite.effectd.url}/V1/Effects/eff_MixedCase`, { headers: suite.effectd.agent });
     expect(missing.status).toBe(404);
     expect(JSON.stringify(await missing.json())).toContain('eff_MixedCase');
-    const head = await fetch(`${effectd.url}/`, { method: 'HEAD' });
+    const head = await fetch(`${suite.effectd.url}/`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
   });
 
   it('/mcp in any case is the MCP endpoint (POST only), before any JSON parsing', async () => {
     for (const path of ['/mcp', '/MCP', '/mcp/']) {
-      const res = await fetch(`${effectd.url}${path}`);
+      const res = await fetch(`${suite.effectd.url}${path}`);
       expect(res.status, path).toBe(405);
       expect(res.headers.get('allow')).toBe('POST');
     }
-    const text = await fetch(`${effectd.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const text = await fetch(`${suite.effectd.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
     expect(text.status).toBe(401); // the MCP endpoint's own answer, not the JSON ingress's 415
   });
 
   it('a drain answers the request it received and 503 shutting_down to the next one on that connection', async () => {
-    const server = await startHttpServer(effectd.runtime, 0);
+    const server = await startHttpServer(suite.effectd.runtime, 0);
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect(server.port, '127.0.0.1', () => resolve(s));
       s.once('error', reject);
@@ -87,7 +77,7 @@ describe('the HTTP ingress on Fastify keeps what Express did', () => {
     socket.on('data', (d: Buffer) => (reply += d.toString()));
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     const body = command();
-    socket.write(`POST /v1/effects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: ${effectd.agent.authorization}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    socket.write(`POST /v1/effects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: ${suite.effectd.agent.authorization}\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
     await waitFor('the request to be in flight', async () => (server.inFlight() === 1 ? true : undefined));
     const closing = server.close();
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,17 +1,17 @@
-// One gateway, three front doors: every scenario of one table runs through HTTP, through Kafka (the
+// One gateway, three front doors, over the real transports: the scenarios of the parity table
+// (test/support/ingress-parity.ts) a transport could change run through HTTP, through Kafka (the
 // real broker, npm run services:up) and through MCP (the official client, Streamable HTTP) against
-// one effectd runtime on PostgreSQL, and must get the same three-state status — or the same refusal
-// (its own kind on every door, never not_done), with the same error code and, for a conflict, the
-// same recorded status — and the same ledger events.
+// one effectd runtime on PostgreSQL and the payments simulator, and must get the same three-state
+// status — or the same refusal, with the same error code — the same ledger events, and for Kafka
+// the same dead-letter reason on the real topic. The whole table runs in process in the app tier.
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer, Producer } from 'kafkajs';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
-import type { LedgerEvent } from '../../src/core/events.js';
 import { workflowStream } from '../../src/core/streams.js';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
-import { AgentStatus, type EffectOutcome } from '../../src/sdk/index.js';
+import type { EffectOutcome } from '../../src/sdk/index.js';
 import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
 import { startKafkaIngress, type KafkaIngress } from '../../src/transport/kafka/kafka-ingress.js';
 import { kafkaIngressSettings } from '../../src/transport/kafka/kafka-settings.js';
@@ -19,145 +19,13 @@ import { decodeOutcome } from '../../src/transport/wire/outcome-codec.js';
 import { authHeaders, getJson, postJson, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
 import { bearer, createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, type ReadRecord, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
+import { actorsOf, comparable, expectParity, httpAnswer, kafkaAnswer, mcpAnswer, mcpCall, normalized, SCENARIOS, type Door, type Scenario } from '../support/ingress-parity.js';
 import { loadSettings } from '../../src/config/settings-loader.js';
 
-type Status = 'done' | 'not_done' | 'unknown' | 'refused';
-/** What a door answered, in the same terms for every door. */
-interface Answer {
-  status: Status;
-  code?: string;
-  /** For a refused conflict: where the recorded effect stands. */
-  recorded?: string;
-  replayed?: boolean;
-}
-type Command = Record<string, unknown>;
-
-interface Door {
-  name: 'http' | 'kafka' | 'mcp';
-  /** `atOnce`: the answer does not wait for an inline settle (HTTP `Prefer: wait=0`, Kafka `waitMs: 0`). */
-  submit(command: Command, options?: { atOnce?: boolean }): Promise<Answer>;
-}
-
-/** What a scenario may use, for one door: names of its own (workflow, invoice) and the shared parts. */
-interface Run {
-  door: Door;
-  tag: string;
-  workflowId: string;
-  /** payments.charge for this door's invoice; `args` change the arguments, `fields` the command. */
-  charge(args?: Record<string, unknown>, fields?: Record<string, unknown>): Command;
-  /** Another attempt holding the claim: the gateway called directly, as another instance would. */
-  holdClaim(command: Command): Promise<unknown>;
-}
-
-interface Scenario {
-  name: string;
-  /** Each submission's answer, in order. */
-  answers: Answer[];
-  /** HTTP's status code per submission. */
-  http: number[];
-  /** The workflow stream's event types afterwards (the events themselves must match between doors). */
-  events: string[];
-  /** Who the events record as acting: the authenticated credential, the payload's principal only as onBehalfOf. */
-  actors: Record<string, string | undefined>[];
-  /** Kafka's dead-letter reason for a refused command. */
-  deadLetter?: string;
-  play(run: Run): Promise<Answer[]>;
-}
-
 const HOLD_MS = 1_500;
-const CHARGED = ['EffectDeclared', 'AttemptStarted', 'AttemptFinished'];
-const AGENT = [{ principal: 'default-agent', onBehalfOf: 'customer-7' }];
-
-const SCENARIOS: Scenario[] = [
-  {
-    name: 'plain effect', answers: [{ status: 'done', replayed: false }], http: [200], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge }) => [await door.submit(charge())],
-  },
-  {
-    name: 'replay (the same command again)', answers: [{ status: 'done', replayed: false }, { status: 'done', replayed: true }], http: [200, 200], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge }) => [await door.submit(charge()), await door.submit(charge())],
-  },
-  {
-    name: 'lost reply (committed, then the response dropped), settled by the resubmission',
-    answers: [{ status: 'unknown', replayed: false }, { status: 'done' }], http: [200, 200],
-    // The resubmission reconciles first (the lookup is not conclusive yet), then re-sends with the SAME key.
-    events: [...CHARGED, 'ReconciliationChecked', 'AttemptStarted', 'AttemptFinished'], actors: AGENT,
-    play: async ({ door, charge }) => {
-      await arm({ type: 'drop-after-mutation' });
-      // The first answer does not wait for an inline settle: the resubmission's reconcile-first is the point here.
-      return [await door.submit(charge(), { atOnce: true }), await door.submit(charge())];
-    },
-  },
-  {
-    name: 'conflict (the same step, other args)', answers: [{ status: 'done', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'done' }], http: [200, 422], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge }) => [await door.submit(charge()), await door.submit(charge({ amount: 1300 }))],
-  },
-  {
-    // Refused, not not_done: the recorded effect may have happened, and the refusal says it is being checked.
-    name: 'conflict while the recorded effect is unknown', answers: [{ status: 'unknown', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'unknown' }], http: [200, 422], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge }) => {
-      await arm({ type: 'drop-after-mutation' });
-      return [await door.submit(charge(), { atOnce: true }), await door.submit(charge({ amount: 1300 }))];
-    },
-  },
-  {
-    // The one case a refusal may point to a new step: the recorded effect is proven not done.
-    name: 'conflict after the recorded effect was proven not done', answers: [{ status: 'not_done', replayed: false }, { status: 'refused', code: 'intent_conflict', recorded: 'not_done' }], http: [200, 422], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge }) => {
-      await arm({ type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } });
-      return [await door.submit(charge()), await door.submit(charge({ amount: 1300 }))];
-    },
-  },
-  {
-    name: 'in-flight claim (another attempt holds it)', answers: [{ status: 'unknown' }, { status: 'done', replayed: true }], http: [409, 200], events: CHARGED, actors: AGENT,
-    play: async ({ door, charge, holdClaim }) => {
-      await arm({ type: 'delay', ms: HOLD_MS });
-      const before = await chargesPosted();
-      const holder = holdClaim(charge());
-      await waitFor('the provider to receive the held charge', async () => ((await chargesPosted()) > before ? true : undefined));
-      const started = Date.now();
-      const during = await door.submit(charge(), { atOnce: true });
-      // Asked not to wait: answered at once with the outcome (unknown), not after waiting the claim out.
-      expect(Date.now() - started).toBeLessThan(HOLD_MS);
-      await holder;
-      return [during, await door.submit(charge())];
-    },
-  },
-  {
-    name: 'saga start (tool saga:subscription-renewal)', answers: [{ status: 'done' }], http: [200],
-    events: ['SagaStarted', ...CHARGED, ...CHARGED, 'SagaFinished'],
-    actors: [{ startedBy: 'default-agent' }, { principal: 'saga:subscription-renewal', onBehalfOf: undefined }, { principal: 'saga:subscription-renewal', onBehalfOf: undefined }],
-    play: async ({ door, workflowId, tag }) => [await door.submit({
-      workflowId, step: 'saga', tool: 'saga:subscription-renewal', principal: 'customer-7',
-      args: { subscriptionId: `sub-${tag}`, period: '2027-01', email: `${tag}@example.com`, amount: '19.00' },
-    })],
-  },
-  {
-    name: 'bad input (no step)', answers: [{ status: 'refused', code: 'invalid_command' }], http: [400], events: [], actors: [], deadLetter: 'invalid_command',
-    play: async ({ door, charge }) => {
-      const { step: _step, ...noStep } = charge();
-      return [await door.submit(noStep)];
-    },
-  },
-  {
-    name: 'forbidden tenant (the command names another one)', answers: [{ status: 'refused', code: 'forbidden' }], http: [403], events: [], actors: [], deadLetter: 'forbidden',
-    play: async ({ door, charge }) => [await door.submit(charge({}, { tenant: 'victim-tenant' }))],
-  },
-];
 
 let payments: RunningSimulator;
-const arm = (action: Record<string, unknown>) => postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action }] });
 const chargesPosted = async () => ((await getJson(`${payments.url}/_admin/requests`)).body as { requests: { method: string; path: string }[] }).requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/charges')).length;
-
-const STATUS: Record<AgentStatus, Status> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown', [AgentStatus.REFUSED]: 'refused' };
-
-/** A refusal's text points to a new step only when the step's recorded effect is proven not done. */
-function invitesNewStepOnlyIfNotDone(text: string, recorded: string | undefined): void {
-  if (recorded !== 'not_done') expect(text).not.toMatch(/new step/);
-}
-
-/** What every door's refusal must not say: it is not an outcome of the effect. */
-const NOT_AN_OUTCOME = /^(not_done|done|unknown)\b/;
 
 /** Answers on the outcomes topic, by correlation id. */
 class Outcomes {
@@ -196,13 +64,6 @@ class Outcomes {
   }
 }
 
-/** The events of a stream without what differs by nature between two runs: times, ids, keys, receipts, names of the run. */
-function normalized(events: LedgerEvent[], tag: string): unknown[] {
-  const VOLATILE = new Set(['at', 'askedAt', 'effectId', 'instanceId', 'providerKey', 'leaseUntil', 'keyExpiresAt', 'latencyMs', 'receipt', 'intentDigest', 'contentKey', 'asked', 'seen']);
-  const text = JSON.stringify(events).replaceAll(tag, '<tag>').replace(/\b(ch|em|eff)_[A-Za-z0-9_-]+/g, '<$1>');
-  return (JSON.parse(text) as Record<string, unknown>[]).map((event) => Object.fromEntries(Object.entries(event).filter(([key]) => !VOLATILE.has(key))));
-}
-
 describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', () => {
   const run = runId('parity');
   const schema = freshPostgresSchema(run);
@@ -225,13 +86,7 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
       async submit(command, options = {}) {
         const res = await postJson(`${http.url}/v1/effects`, command, { ...bearer(token), ...(options.atOnce ? { prefer: 'wait=0' } : {}) });
         codes.push(res.status);
-        // An outcome (200, or 409 for a live claim) carries its status; a refused request (4xx) did
-        // nothing and is no outcome: refused, as Kafka's REFUSED says, with the same code.
-        if (typeof res.body?.status === 'string') return { status: res.body.status, replayed: res.body.replayed };
-        expect(res.status).toBeGreaterThanOrEqual(400);
-        expect(res.status).toBeLessThan(500);
-        invitesNewStepOnlyIfNotDone(res.body.message, res.body.recorded?.status);
-        return { status: 'refused', code: res.body.error, ...(res.body.recorded ? { recorded: res.body.recorded.status } : {}) };
+        return httpAnswer(res.status, res.body);
       },
     };
     return { door, codes };
@@ -248,13 +103,7 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
         const key = typeof command.workflowId === 'string' ? command.workflowId : correlationId;
         await producer.send({ topic: topics.commands, acks: -1, messages: [{ key, value: JSON.stringify({ ...command, correlationId, ...(options.atOnce ? { waitMs: 0 } : {}) }), headers: bearer(token) }] });
         const outcome = await outcomes.answer(correlationId);
-        if (outcome.error) {
-          expect(outcome.message).toMatch(/^refused: /);
-          const recorded = outcome.error.recorded ? { recorded: STATUS[outcome.error.recorded.status] } : {};
-          invitesNewStepOnlyIfNotDone(outcome.message, recorded.recorded);
-          return { status: STATUS[outcome.status], code: outcome.error.code, ...recorded };
-        }
-        return { status: STATUS[outcome.status], replayed: outcome.replayed };
+        return kafkaAnswer(outcome);
       },
     };
     return { door, sent };
@@ -264,29 +113,7 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
   const mcpDoor = (): Door => ({
     name: 'mcp',
     async submit(command, options = {}) {
-      const tool = String(command.tool);
-      const meta: Record<string, unknown> = {
-        ...(command.workflowId !== undefined ? { 'dev.effectd/workflowId': command.workflowId } : {}),
-        ...(command.step !== undefined ? { 'dev.effectd/step': command.step } : {}),
-        ...(command.tenant !== undefined ? { 'dev.effectd/tenant': command.tenant } : {}),
-        ...(command.principal !== undefined ? { 'dev.effectd/principal': command.principal } : {}),
-        ...(options.atOnce ? { 'dev.effectd/waitMs': 0 } : {}),
-      };
-      const name = tool.startsWith('saga:') ? `saga_${tool.slice('saga:'.length)}` : tool.replaceAll('.', '_');
-      const result = await mcp.callTool({ name, arguments: command.args as Record<string, unknown>, _meta: meta });
-      const body = result.structuredContent as { status?: Status; replayed?: boolean; error?: string; recorded?: { status: string } };
-      const text = (result.content as { text: string }[])[0]!.text;
-      if (typeof body.status === 'string') {
-        // not_done is an error (safe to try again as a new step); unknown never is.
-        expect(result.isError).toBe(body.status === 'not_done');
-        return { status: body.status, replayed: body.replayed };
-      }
-      // A refusal: an error result whose text says so, never an outcome's word.
-      expect(result.isError).toBe(true);
-      expect(text).not.toMatch(NOT_AN_OUTCOME);
-      if (body.error === 'intent_conflict' || body.error === 'invalid_command') expect(text).toMatch(/^refused: /);
-      invitesNewStepOnlyIfNotDone(text, body.recorded?.status);
-      return { status: 'refused', code: body.error, ...(body.recorded ? { recorded: body.recorded.status } : {}) };
+      return mcpAnswer(await mcp.callTool(mcpCall(command, options.atOnce)));
     },
   });
 
@@ -296,7 +123,12 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     const answers = await scenario.play({
       door, tag, workflowId,
       charge: (args = {}, fields = {}) => ({ workflowId, step: 'charge', tool: 'payments.charge', principal: 'customer-7', args: { invoiceId: `INV-${tag}`, amount: 1200, ...args }, ...fields }),
+      arm: async (action) => {
+        await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action }] });
+      },
       holdClaim: (command) => runtime.gateway.submit(runtime.gateway.authenticate(token, door.name), command),
+      charges: chargesPosted,
+      holdMs: HOLD_MS,
     });
     const events = (await runtime.ledger.readStream(workflowStream('default', workflowId))).map((r) => r.event);
     expect(await runtime.ledger.readStream(workflowStream('victim-tenant', workflowId))).toEqual([]);
@@ -304,7 +136,7 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
       answers: comparable(answers, scenario.answers),
       events: normalized(events, tag),
       types: events.map((e) => e.type),
-      actors: events.flatMap((e): Record<string, string | undefined>[] => (e.type === 'EffectDeclared' ? [{ principal: e.principal, onBehalfOf: e.onBehalfOf }] : e.type === 'SagaStarted' ? [{ startedBy: e.startedBy }] : [])),
+      actors: actorsOf(events),
     };
   };
 
@@ -338,7 +170,10 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     await schema.drop();
   });
 
+  // The scenarios a transport could change; the rest (refusals decided before any transport work)
+  // run through the same mappings in test/app/ingress-parity.app.spec.ts.
   for (const [index, scenario] of SCENARIOS.entries()) {
+    if (!scenario.real) continue;
     it(scenario.name, async () => {
       const overHttp = httpDoor();
       const viaHttp = await playThrough(scenario, overHttp.door, `${run}-${index}-http`);
@@ -346,16 +181,7 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
       const viaKafka = await playThrough(scenario, overKafka.door, `${run}-${index}-kafka`);
       const viaMcp = await playThrough(scenario, mcpDoor(), `${run}-${index}-mcp`);
 
-      expect(overHttp.codes, 'HTTP status per submission').toEqual(scenario.http);
-      expect(viaHttp.answers).toEqual(scenario.answers);
-      expect(viaKafka.answers).toEqual(scenario.answers);
-      expect(viaMcp.answers).toEqual(scenario.answers);
-      expect(viaHttp.types).toEqual(scenario.events);
-      expect(viaKafka.events).toEqual(viaHttp.events);
-      expect(viaMcp.events).toEqual(viaHttp.events);
-      expect(viaHttp.actors).toEqual(scenario.actors);
-      expect(viaKafka.actors).toEqual(viaHttp.actors);
-      expect(viaMcp.actors).toEqual(viaHttp.actors);
+      expectParity(scenario, { ...viaHttp, codes: overHttp.codes }, viaKafka, viaMcp);
       if (scenario.deadLetter) {
         const mine = (r: ReadRecord) => overKafka.sent.some((id) => r.message.value?.toString().includes(id));
         const parked = (await readTopic(topics.deadLetters, (records) => records.filter(mine).length >= overKafka.sent.length)).filter(mine);
@@ -368,8 +194,3 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     expect(kafkaLog.filter((line) => /failed \(|hit a defect/.test(line))).toEqual([]);
   });
 });
-
-/** The answers as the table states them: `replayed` only where it names it. */
-function comparable(answers: Answer[], expected: Answer[]): Answer[] {
-  return answers.map(({ replayed, ...rest }, i) => (expected[i]?.replayed === undefined ? rest : { ...rest, replayed }));
-}

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { afterAll, beforeAll } from 'vitest';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
 import { loadSettings, type Environment } from '../../src/config/settings-loader.js';
 import { createRuntime, type EffectdRuntime, type RuntimeOptions } from '../../src/runtime/effectd-runtime.js';
@@ -48,6 +49,41 @@ export async function startEffectd(options: Partial<RuntimeOptions> & { env?: En
     close: async () => {
       await server.close();
       await runtime.close();
+    },
+  };
+}
+
+/** A suite's effectd and payments simulator, as the suite sees them once its beforeAll ran. */
+export interface SuiteEffectd {
+  readonly effectd: InProcessEffectd;
+  readonly payments: RunningSimulator;
+}
+
+/**
+ * The suite's effectd on a payments simulator: started before the suite's own beforeAll hooks
+ * (call it first in the describe), closed after its tests, effectd before the provider.
+ */
+export function suiteEffectd(options: { payments?: Record<string, unknown>; effectd?: Partial<RuntimeOptions> & { env?: Environment } } = {}): SuiteEffectd {
+  let effectd: InProcessEffectd | undefined;
+  let payments: RunningSimulator | undefined;
+  beforeAll(async () => {
+    payments = await startPayments(options.payments);
+    effectd = await startEffectd({ ...options.effectd, providerUrls: { payments: payments.url, ...options.effectd?.providerUrls } });
+  });
+  afterAll(async () => {
+    await effectd?.close();
+    await payments?.close();
+  });
+  const started = <T>(part: T | undefined, name: string): T => {
+    if (part === undefined) throw new Error(`the suite's ${name} is not started: use it in a test or a later hook`);
+    return part;
+  };
+  return {
+    get effectd() {
+      return started(effectd, 'effectd');
+    },
+    get payments() {
+      return started(payments, 'payments simulator');
     },
   };
 }

@@ -238,7 +238,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       // wait for the slowest of them (lock-step rounds of ~10 commands at c=16). Returning at once
       // (it waited up to 250 ms before), on the bench's Kafka lane, 3 reps on a quiet machine: c=16
       // 959–1,155 effects/s, p50 13.2–15.7 ms, against 851–942/s, 15.8–17.7 ms; c=64 1,535–1,850/s
-      // against 1,451–1,567/s; requests per effect, both sides, 0.34–0.46 against 0.43–0.47 at c=16
+      // against 1,451–1,567/s; requests per effect, both sides, 0.34–0.46 against 0.44–0.47 at c=16
       // (more commands in flight, so more answers per request) and 0.17–0.22 against 0.16–0.17 at c=64.
     } finally {
       clearInterval(ticker);
