@@ -1,21 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_ANSWER_BUDGET, type AnswerBudgetSettings } from '../core/answer-budget.js';
 import { EffectdError } from '../core/errors.js';
+import type { TracingSettings } from '../shared/tracing-settings.js';
 import { FLAG_SETTINGS, PROVIDER_URL_SETTING, SETTINGS, type SettingFlags, type SettingName, type SettingSpec, type SettingValues } from './settings.js';
 
-/** Where traces go (the tracing layer takes exactly this shape: src/tracing/tracing-settings.ts). */
-export type TracingSettings =
-  | { readonly kind: 'off' }
-  | {
-    readonly kind: 'otlp';
-    readonly serviceName: string;
-    /** Where spans go, for the start-up line: scheme, host and path only (no credentials, no query). */
-    readonly endpoint: string;
-    /** Set when the environment asked for http/protobuf: spans are sent as OTLP/HTTP JSON, which receivers accept on the same path. */
-    readonly note?: string;
-    /** The batch processor's OTEL_BSP_* settings that were given (the SDK's defaults otherwise). */
-    readonly batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
-  };
+export type { TracingSettings } from '../shared/tracing-settings.js';
 
 /**
  * The service's settings, loaded once by loadSettings and passed down, frozen. Each field names the

@@ -11,7 +11,7 @@ import { OTLP_TRACE_EXPORTER, requireWithOptional } from '../shared/optional-dep
 import { packageRoot } from '../shared/package-root.js';
 import { redactDiag } from './diag-redaction.js';
 import { installTracerProvider } from './install-tracer.js';
-import type { TracingSettings } from './tracing-settings.js';
+import type { TracingSettings } from '../shared/tracing-settings.js';
 
 /** A running trace export: what to print at start-up, and the flush a drain ends with. */
 export interface TracingHandle {

@@ -21,7 +21,7 @@ describe('the console served by `effectd start` (compiled)', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
     const html = await page.text();
     expect(html).toContain('<script type="module" src="/console/app.js"></script>');
-    for (const asset of ['app.js', 'api.js', 'dom.js', 'timeline.js', 'saga.js', 'lanes.js', 'pager.js', 'lifecycle.js']) {
+    for (const asset of ['app.js', 'api.js', 'dom.js', 'forms.js', 'timeline.js', 'saga.js', 'lanes.js', 'pager.js', 'lifecycle.js']) {
       const res = await fetch(`${effectd.url}/console/${asset}`);
       expect(res.status, asset).toBe(200);
       expect(res.headers.get('content-type'), asset).toMatch(/javascript/);

@@ -1,7 +1,8 @@
 /**
- * Whether this process exports traces, as the settings decided it (src/config/settings-loader.ts
- * reads the standard OpenTelemetry variables: off unless an OTLP endpoint is set or
- * OTEL_TRACES_EXPORTER=otlp; OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED=true turn it off).
+ * Whether this process exports traces, as the settings decided it: src/config/settings-loader.ts
+ * makes it from the standard OpenTelemetry variables (off unless an OTLP endpoint is set or
+ * OTEL_TRACES_EXPORTER=otlp; OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED=true turn it off),
+ * src/tracing/start-tracing.ts acts on it. Here, in the leaf both layers may import.
  */
 export type TracingSettings =
   | { readonly kind: 'off' }
