@@ -96,7 +96,7 @@ const zones = [...Object.entries(LAYERS).flatMap(([layer, rule]) => zonesOf(laye
  * nothing of the service). The workspaces (packages/: the benchmark, the simulators) are not the
  * service and read their own environment.
  */
-const ENVIRONMENT_READERS = ['src/cli/main.ts', 'src/sdk/default-token.ts'];
+const ENVIRONMENT_READERS = ['src/cli/main.ts'];
 
 export default tseslint.config(
   // Only src/ and the workspaces' sources are linted (also by a bare `npx eslint`); the generated protobuf module is not.

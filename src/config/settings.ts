@@ -84,7 +84,7 @@ export const SETTINGS = {
   EFFECTD_TOKEN: setting({
     flag: '`--token` (effects, workflow, resolve, mcp)', type: 'string', schema: trimmed, expected: 'a token', secret: true,
     defaultText: 'from `<data-dir>/credentials.json`',
-    what: 'the bearer token of those commands and of `effectd mcp` (embedded: act as that credential; `--url`: send it); the SDK\'s `EffectClient` reads it too, as its own default',
+    what: 'the bearer token of those commands and of `effectd mcp` (embedded: act as that credential; `--url`: send it)',
   }),
   EFFECTD_WORKERS: setting({
     flag: '`--workers` (start)', type: 'whole number 1–256 or `auto`', unit: 'processes', default: '1',

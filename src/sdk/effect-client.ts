@@ -7,7 +7,6 @@ import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';
 import { EffectdError } from '../core/errors.js';
 import type { CommandRefusal, RecordedEffect } from './refusals.js';
-import { defaultToken } from './default-token.js';
 
 /** One effect, as the harness around an agent declares it. workflowId and step come from the harness, never from the model. */
 export interface EffectRequest {
@@ -72,7 +71,8 @@ export interface EffectClientOptions {
   brokers: string[];
   /**
    * The token of the effectd credential this client acts as (the same credentials as HTTP's bearer);
-   * default EFFECTD_TOKEN. Every command carries it in the Kafka header `authorization: Bearer <token>`:
+   * required: where it comes from is the caller's choice (the SDK reads no environment). Every
+   * command carries it in the Kafka header `authorization: Bearer <token>`:
    * effectd runs a command only for its credential's tenant, and dead-letters one without it.
    */
   token?: string;
@@ -125,10 +125,10 @@ export class EffectClient {
     this.publisher = new CoalescingPublisher(producer);
   }
 
-  /** Connects; throws when there is no token (option or EFFECTD_TOKEN), as effectd would refuse every command. */
+  /** Connects; throws when there is no token, as effectd would refuse every command. */
   static async connect(options: EffectClientOptions): Promise<EffectClient> {
-    const token = options.token ?? defaultToken();
-    if (!token) throw new EffectdError('invalid_config', 'EffectClient needs the token of an effectd credential: pass connect({ token }) or set EFFECTD_TOKEN (a new effectd writes its first credentials to <data-dir>/credentials.json)');
+    const token = options.token?.trim();
+    if (!token) throw new EffectdError('invalid_config', 'EffectClient needs the token of an effectd credential: pass connect({ token }), e.g. from the EFFECTD_TOKEN environment variable (a new effectd writes its first credentials to <data-dir>/credentials.json)');
     const kafka = new Kafka({ clientId: options.clientId ?? `effectd-client-${randomUUID().slice(0, 8)}`, brokers: options.brokers, logLevel: options.kafkaLogLevel ?? logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 } });
     const outcomesTopic = options.outcomesTopic ?? DEFAULT_OUTCOMES;
     // Murmur2, as Java clients: a workflow's commands land on one partition whichever language published them.

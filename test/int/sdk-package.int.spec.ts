@@ -25,7 +25,7 @@ export async function charge(): Promise<string> {
   }
 }
 export async function overKafka(): Promise<EffectAnswer['status'] | RecordedEffect['status']> {
-  const kafka = await EffectClient.connect({ brokers: ['127.0.0.1:9092'], commandsTopic: 'effectd.commands', outcomesTopic: 'effectd.outcomes' });
+  const kafka = await EffectClient.connect({ brokers: ['127.0.0.1:9092'], token: 'efd_agent_x', commandsTopic: 'effectd.commands', outcomesTopic: 'effectd.outcomes' });
   try {
     const answer = await kafka.submit({ workflowId: 'wf-1', step: 2, tool: 'email.send', args: {} });
     return answer.status === 'refused' ? answer.error.recorded?.status ?? 'refused' : answer.status;
