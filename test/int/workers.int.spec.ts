@@ -129,29 +129,41 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
   it('concurrent duplicates of many steps of one workflow, spread over both workers: one effect and one charge each, no 500', async () => {
     const steps = 24;
     const copies = 4;
-    const commands = Array.from({ length: steps }, (_, i) => ({ workflowId: `wf-${run}-race`, step: i + 1, tool: 'payments.charge', args: { invoiceId: `INV-${run}-race-${i + 1}`, amount: 2000 + i } }));
-    const results = await Promise.all(commands.flatMap((command) => Array.from({ length: copies }, () => submitUntilDone(command))));
-    const statuses = results.flatMap((r) => r.answers.map((a) => a.status));
-    expect(statuses.filter((s) => s !== 200 && s !== 409)).toEqual([]);
-    const inFlight = results.flatMap((r) => r.answers.filter((a) => a.status === 409));
-    for (const a of inFlight) expect(a.body.effectId).toBeDefined();
-    commands.forEach((command, i) => {
-      const mine = results.slice(i * copies, (i + 1) * copies).map((r) => r.last.body);
-      expect(mine.map((b) => b.status)).toEqual(Array(copies).fill('done'));
-      expect(new Set(mine.map((b) => b.effectId)).size).toBe(1);
-      expect(new Set(mine.map((b) => b.receipt)).size).toBe(1);
-    });
-    const charges = (await oracleCharges()).filter((c) => c.metadata.invoice_id?.startsWith(`INV-${run}-race-`));
-    const perInvoice = new Map<string, number>();
-    for (const c of charges) perInvoice.set(c.metadata.invoice_id!, (perInvoice.get(c.metadata.invoice_id!) ?? 0) + 1);
-    expect([...perInvoice].filter(([, n]) => n > 1)).toEqual([]);
-    expect(perInvoice.size).toBe(steps);
-    // Both workers did work (the round robin spread the connections).
+    /** One round: every step submitted `copies` times at once, on fresh connections (the round robin spreads them). */
+    const round = async (r: number) => {
+      const invoice = (i: number) => `INV-${run}-race${r}-${i + 1}`;
+      const commands = Array.from({ length: steps }, (_, i) => ({ workflowId: `wf-${run}-race`, step: `r${r}-${i + 1}`, tool: 'payments.charge', args: { invoiceId: invoice(i), amount: 2000 + i } }));
+      const results = await Promise.all(commands.flatMap((command) => Array.from({ length: copies }, () => submitUntilDone(command))));
+      const statuses = results.flatMap((res) => res.answers.map((a) => a.status));
+      expect(statuses.filter((s) => s !== 200 && s !== 409)).toEqual([]);
+      const inFlight = results.flatMap((res) => res.answers.filter((a) => a.status === 409));
+      for (const a of inFlight) expect(a.body.effectId).toBeDefined();
+      commands.forEach((_command, i) => {
+        const mine = results.slice(i * copies, (i + 1) * copies).map((res) => res.last.body);
+        expect(mine.map((b) => b.status)).toEqual(Array(copies).fill('done'));
+        expect(new Set(mine.map((b) => b.effectId)).size).toBe(1);
+        expect(new Set(mine.map((b) => b.receipt)).size).toBe(1);
+      });
+      const charges = (await oracleCharges()).filter((c) => c.metadata.invoice_id?.startsWith(`INV-${run}-race${r}-`));
+      const perInvoice = new Map<string, number>();
+      for (const c of charges) perInvoice.set(c.metadata.invoice_id!, (perInvoice.get(c.metadata.invoice_id!) ?? 0) + 1);
+      expect([...perInvoice].filter(([, n]) => n > 1)).toEqual([]);
+      expect(perInvoice.size).toBe(steps);
+      console.log(`workers, round ${r}: ${steps * copies} concurrent submissions of ${steps} steps: ${inFlight.length} answered 409 (in flight on a worker) and were asked again; ${charges.length} charges`);
+    };
+    // Both workers must have carried out attempts. Connections are spread, but which copy wins a
+    // step's claim is a race: a worker can lose every race of one round, so up to three rounds.
     const workers = children(effectd.pid);
-    const pids = await attemptPids();
-    console.log(`workers: ${steps * copies} concurrent submissions of ${steps} steps: ${inFlight.length} answered 409 (in flight on a worker) and were asked again; ${charges.length} charges`);
-    expect(workers.filter((pid) => pids.has(pid))).toHaveLength(2);
-  }, 60_000);
+    const bothWorked = async () => {
+      const pids = await attemptPids();
+      return workers.filter((pid) => pids.has(pid)).length === 2;
+    };
+    for (let r = 1; r <= 3; r++) {
+      await round(r);
+      if (await bothWorked()) break;
+    }
+    expect(await bothWorked()).toBe(true);
+  }, 120_000);
 
   it('/metrics shows the whole instance whichever worker answers: counters summed over the workers, ledger gauges counted once', async () => {
     const scrape = () => new Promise<string>((resolve, reject) => {
