@@ -1,4 +1,4 @@
-import { refusalMessage, type CommandRefusal as WireRefusal, type RecordedEffect } from '../transport/wire/refusal.js';
+import { recordedEffectOf, refusalMessage, type CommandRefusal as WireRefusal } from '../transport/wire/refusal.js';
 
 export type { RecordedEffect } from '../transport/wire/refusal.js';
 
@@ -22,23 +22,13 @@ export interface EffectRefusal {
   error: CommandRefusal;
 }
 
-const RECORDED_STATUSES: ReadonlySet<string> = new Set(['done', 'not_done', 'unknown']);
-
-/** `details.recorded` of an error body, when it is a recorded effect's answer. */
-export function recordedOf(value: unknown): RecordedEffect | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { status, state, receipt, message } = value as Record<string, unknown>;
-  if (typeof status !== 'string' || !RECORDED_STATUSES.has(status)) return undefined;
-  return { status: status as RecordedEffect['status'], state: typeof state === 'string' ? state : '', ...(typeof receipt === 'string' && receipt ? { receipt } : {}), message: typeof message === 'string' ? message : '' };
-}
-
 /** An HTTP error body (`{ error, message, fields?, effectId?, recorded? }`) as a refusal. */
 export function refusalOfBody(httpStatus: number, body: unknown, fallbackCode: string): EffectRefusal {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const code = typeof b.error === 'string' ? b.error : fallbackCode;
   const message = typeof b.message === 'string' ? b.message : `HTTP ${httpStatus}`;
   const fields = Array.isArray(b.fields) ? (b.fields as { path: unknown; message: unknown }[]).map((f) => ({ path: String(f.path), message: String(f.message) })) : [];
-  const recorded = recordedOf(b.recorded);
+  const recorded = recordedEffectOf(b.recorded);
   return {
     status: 'refused', httpStatus, message: refusalMessage(code, message),
     ...(typeof b.effectId === 'string' ? { effectId: b.effectId } : {}),

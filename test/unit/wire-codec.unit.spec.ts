@@ -3,7 +3,8 @@ import { agentOutcome } from '../../src/core/agent-outcome.js';
 import { effectCommand } from '../../src/core/effect-command.js';
 import { encodeCommand } from '../../src/sdk/effect-client.js';
 import { decodeCommand } from '../../src/transport/wire/command-codec.js';
-import { decodeOutcome, encodeOutcome, encodeRefusal, recordedAnswerOf } from '../../src/transport/wire/outcome-codec.js';
+import { decodeOutcome, encodeOutcome, encodeRefusal } from '../../src/transport/wire/outcome-codec.js';
+import { recordedEffectOf } from '../../src/transport/wire/refusal.js';
 import { AgentStatus } from '../../src/transport/wire/effectd/v1/effectd_pb.js';
 
 const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -68,7 +69,7 @@ describe('wire codec (proto3 canonical JSON)', () => {
     expect(wire.error?.recorded).toMatchObject({ status: AgentStatus.DONE, state: 'committed', receipt: 'ch_1', message: recorded.message });
     expect(wire.message).not.toMatch(/not_done|new step/);
     // The SDK reads it as its own kind, with the recorded effect.
-    expect(recordedAnswerOf({ recorded })).toEqual(recorded);
-    expect(recordedAnswerOf({ recorded: { status: 'maybe' } })).toBeUndefined();
+    expect(recordedEffectOf(recorded)).toEqual(recorded);
+    expect(recordedEffectOf({ status: 'maybe' })).toBeUndefined();
   });
 });

@@ -2,7 +2,8 @@ import type { IHeaders } from 'kafkajs';
 import { asEffectdError, EffectdError } from '../../core/errors.js';
 import type { Caller, Gateway } from '../../gateway/gateway.js';
 import { decodeCommand, type CommandEnvelope, type DecodedCommand } from '../wire/command-codec.js';
-import { encodeOutcome, encodeRefusal, recordedAnswerOf } from '../wire/outcome-codec.js';
+import { encodeOutcome, encodeRefusal } from '../wire/outcome-codec.js';
+import { recordedEffectOf } from '../wire/refusal.js';
 import { backoffMs, pauseWhile } from './backoff.js';
 import { authenticateCommand } from './command-credential.js';
 import type { CommandLease, CommandVerdict, DeadLetterReason, Reply } from './command-verdict.js';
@@ -132,7 +133,7 @@ function refusalTo(envelope: CommandEnvelope, messageKey: string | undefined, to
   return (error) => {
     const fields = Array.isArray(error.details.fields) ? (error.details.fields as { path: string; message: string }[]) : [];
     const effectId = typeof error.details.effectId === 'string' ? error.details.effectId : undefined;
-    const recorded = recordedAnswerOf(error.details);
+    const recorded = recordedEffectOf(error.details.recorded);
     return {
       ...replyTo(topic, envelope.correlationId),
       key: envelope.workflowId ?? messageKey ?? envelope.correlationId ?? '',

@@ -1,4 +1,4 @@
-import type { CommandRefusal, RecordedEffect } from './refusal.js';
+import type { CommandRefusal } from './refusal.js';
 import { create, toJsonString } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { AgentOutcome, AgentStatus as CoreStatus } from '../../core/agent-outcome.js';
@@ -35,8 +35,6 @@ export function encodeOutcome(outcome: AgentOutcome, address: OutcomeAddress): s
 }
 
 export type { CommandRefusal } from './refusal.js';
-/** Where the effect recorded for a step stands (a conflict's `details.recorded`). */
-export type RecordedAnswer = RecordedEffect;
 
 /**
  * The answer to a command that was refused before it was acted on (a changed intent on a declared
@@ -58,15 +56,6 @@ export function encodeRefusal(refusal: CommandRefusal, address: OutcomeAddress):
       ...(recorded ? { recorded: { status: TO_WIRE[recorded.status], state: recorded.state, receipt: recorded.receipt ?? '', message: recorded.message } } : {}),
     },
   }));
-}
-
-/** `details.recorded` of a coded error, when it is a recorded effect's answer (a conflict says where that effect stands). */
-export function recordedAnswerOf(details: Record<string, unknown>): RecordedAnswer | undefined {
-  const recorded = details['recorded'];
-  if (typeof recorded !== 'object' || recorded === null) return undefined;
-  const { status, state, receipt, message } = recorded as Record<string, unknown>;
-  if (status !== 'done' && status !== 'not_done' && status !== 'unknown') return undefined;
-  return { status, state: typeof state === 'string' ? state : '', ...(typeof receipt === 'string' ? { receipt } : {}), message: typeof message === 'string' ? message : '' };
 }
 
 export { decodeOutcome } from './outcome-decoder.js';

@@ -11,6 +11,19 @@ export interface RecordedEffect {
   message: string;
 }
 
+const RECORDED_STATUSES: ReadonlySet<string> = new Set<RecordedEffect['status']>(['done', 'not_done', 'unknown']);
+
+/**
+ * A refusal's `recorded` (a conflict's `details.recorded` in effectd, an HTTP error body's in the
+ * SDK) as a recorded effect, when it is one; an empty receipt is no receipt.
+ */
+export function recordedEffectOf(value: unknown): RecordedEffect | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { status, state, receipt, message } = value as Record<string, unknown>;
+  if (typeof status !== 'string' || !RECORDED_STATUSES.has(status)) return undefined;
+  return { status: status as RecordedEffect['status'], state: typeof state === 'string' ? state : '', ...(typeof receipt === 'string' && receipt ? { receipt } : {}), message: typeof message === 'string' ? message : '' };
+}
+
 /** Why effectd refused a command; nothing was done for it. */
 export interface CommandRefusal {
   /** intent_conflict, invalid_command, unknown_tool, unauthorized, forbidden, … */
