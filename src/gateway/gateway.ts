@@ -1,4 +1,5 @@
 import type { AgentOutcome } from '../core/agent-outcome.js';
+import type { ListCursors } from './views/list-cursors.js';
 import type { AnswerBudgetSettings } from '../core/answer-budget.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import type { ShellPort } from '../shell/shell-port.js';
@@ -30,6 +31,8 @@ export interface GatewayParts {
   now: () => number;
   /** Answer budgets after a lost reply (inline settle), read by the composition root (EFFECTD_ANSWER_BUDGET_MS / _MAX_MS). */
   answerBudget: AnswerBudgetSettings;
+  /** Seals and opens list cursors with the instance secret's key. */
+  cursors: ListCursors;
 }
 
 /**
@@ -44,8 +47,8 @@ export class Gateway {
   private readonly commandParts: CommandParts;
 
   constructor(private readonly parts: GatewayParts) {
-    const { shell, effects, ledger, sagaRunner, sagas, now } = parts;
-    this.reads = { shell, effects, ledger, sagaRunner, sagas, now };
+    const { shell, effects, ledger, sagaRunner, sagas, now, cursors } = parts;
+    this.reads = { shell, effects, ledger, sagaRunner, sagas, now, cursors };
     this.commandParts = { shell, sagaRunner, sagas, answerBudget: parts.answerBudget, reads: this.reads };
   }
 

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { argsField, refuseReservedKeys, stepField, tenantField, toolField, workflowIdField } from '../core/effect-command.js';
 import { invalidCommand } from '../core/errors.js';
-import { decodeEffectCursor } from './views/effect-list-cursor.js';
-import { decodeWorkflowCursor } from './views/workflow-list-cursor.js';
 
 /** What callers send besides effect commands (src/core/effect-command.ts), validated in one place for every ingress. */
 
@@ -53,7 +51,7 @@ export const effectListQuery = z.object({
   tenant: tenantField.optional(),
   limit: z.coerce.number().int().min(1).max(1_000).default(100).meta({ description: 'At most this many effects per page.' }),
   /** Where the previous page ended: its `nextCursor`, passed back unchanged. */
-  cursor: z.string().refine((cursor) => decodeEffectCursor(cursor) !== undefined, 'not a cursor of this list: pass the nextCursor of the previous page unchanged').optional(),
+  cursor: z.string().optional(),
   q: searchField.optional(),
 });
 
@@ -64,7 +62,7 @@ export const workflowListQuery = z.object({
   saga: z.enum(['1', 'true', '0', 'false']).optional().meta({ description: 'Only saga runs, each with its saga\'s status (`sagaStatus`).' }),
   q: searchField.optional(),
   /** Where the previous page ended: its `nextCursor`, passed back unchanged. */
-  cursor: z.string().refine((cursor) => decodeWorkflowCursor(cursor) !== undefined, 'not a cursor of this list: pass the nextCursor of the previous page unchanged').optional()
+  cursor: z.string().optional()
     .meta({ description: 'The previous page\'s `nextCursor`, unchanged (with the same filters).' }),
 });
 

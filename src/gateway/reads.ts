@@ -8,6 +8,7 @@ import type { SagaRegistry } from '../shell/saga-registry.js';
 import type { SagaRunner } from '../shell/saga-runner.js';
 import { canSeeTenant, tenantOf, type Caller } from './caller.js';
 import { workflowIdOf } from './inputs.js';
+import type { ListCursors } from './views/list-cursors.js';
 
 /** Where the gateway finds effects it is asked about, without reading the whole ledger. */
 export interface EffectIndex {
@@ -35,6 +36,8 @@ export interface Reads {
   sagaRunner: Pick<SagaRunner, 'view'>;
   sagas: SagaRegistry;
   now: () => number;
+  /** Seals and opens this application's list cursors. */
+  cursors: ListCursors;
 }
 
 /**

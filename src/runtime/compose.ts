@@ -1,7 +1,7 @@
 import type { ResolvedConfig } from '../config/config-loader.js';
 import type { AnswerBudgetSettings } from '../core/answer-budget.js';
 import { Gateway, type EffectIndex } from '../gateway/gateway.js';
-import { useCursorSecret } from '../gateway/views/effect-list-cursor.js';
+import { ListCursors } from '../gateway/views/list-cursors.js';
 import type { Ledger } from '../ledger/ledger.port.js';
 import { GroupCommitLedger } from '../ledger/group-commit-ledger.js';
 import { watchWrites, WriteWatchedLedger, type WriteHealthReport } from '../ledger/write-health.js';
@@ -137,8 +137,7 @@ export function compose(settings: AppSettings, adapters: Adapters): EffectdApp {
     known: (effectId) => openEffects.get(effectId)?.state,
   };
   // List cursors are sealed with a key derived from the instance secret: a forged one is refused.
-  useCursorSecret(adapters.secret);
-  const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now, answerBudget: settings.answerBudget });
+  const gateway = new Gateway({ shell, sagaRunner, sagas, credentials, ledger, effects, now, answerBudget: settings.answerBudget, cursors: new ListCursors(adapters.secret) });
   const health: Health = {
     instanceId,
     ledgerKind: ledger.kind,

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { ListCursors } from '../../src/gateway/views/list-cursors.js';
 import { compareWorkflows, decodeWorkflowCursor, encodeWorkflowCursor } from '../../src/gateway/views/workflow-list-cursor.js';
 import { matchesSearch } from '../../src/gateway/views/effects.js';
 import type { EffectState } from '../../src/core/effect-state.js';
@@ -6,13 +8,15 @@ import type { EffectState } from '../../src/core/effect-state.js';
 describe('GET /v1/workflows paging and search (the console\'s lists)', () => {
   it('a cursor names where a page ended and reads back; a forged, edited or unsealed one is not a cursor', () => {
     const at = { lastEventAt: 1_764_000_000_123, workflowId: 'trip-lisbon-7', tenant: 'acme' };
-    expect(decodeWorkflowCursor(encodeWorkflowCursor(at))).toEqual(at);
-    // Sealed (effect-list-cursor.ts): well-formed but unsealed, edited or foreign ones are refused too.
-    const sealed = encodeWorkflowCursor(at);
+    const cursors = new ListCursors(randomBytes(32));
+    expect(decodeWorkflowCursor(cursors, encodeWorkflowCursor(cursors, at))).toEqual(at);
+    // Sealed (list-cursors.ts): well-formed but unsealed, edited or foreign ones are refused too.
+    const sealed = encodeWorkflowCursor(cursors, at);
+    expect(decodeWorkflowCursor(new ListCursors(randomBytes(32)), sealed), 'another deployment\'s key').toBeUndefined();
     const edited = sealed.replace(/^w1\.[^.]+/, `w1.${Buffer.from(JSON.stringify([1, 'other', 'acme'])).toString('base64url')}`);
     const unsealed = `w1.${Buffer.from(JSON.stringify([1, 'a', 't'])).toString('base64url')}`;
     for (const forged of ['', 'w1.', 'w1.!!', 'c1.WzEsImEiXQ', unsealed, `${unsealed}.AAAAAAAAAAAAAAAAAAAAAA`, edited]) {
-      expect(decodeWorkflowCursor(forged), forged).toBeUndefined();
+      expect(decodeWorkflowCursor(cursors, forged), forged).toBeUndefined();
     }
   });
 

@@ -1,12 +1,12 @@
 import type { AgentOutcome } from '../../core/agent-outcome.js';
 import { OPEN_STATUSES } from '../../core/effect-lifecycle.js';
 import { effectStatus, needsHuman, unhandledDuplicates, type EffectState } from '../../core/effect-state.js';
-import { invalidCommand } from '../../core/errors.js';
 import { workflowStream } from '../../core/streams.js';
 import { canSeeTenant, tenantOf, type Caller } from '../caller.js';
 import { effectListQuery } from '../inputs.js';
 import { visibleEffect, type Reads } from '../reads.js';
 import { compareForList, decodeEffectCursor, encodeEffectCursor, isAfter } from './effect-list-cursor.js';
+import { listQuery } from './list-cursors.js';
 import { describeEvent, eventsFor } from './timeline.js';
 
 /** States only an unsettled effect is in: lists of them are complete (from the open view), not just recent. */
@@ -30,10 +30,8 @@ export async function detailOf(reads: Reads, effect: EffectState, caller: Pick<C
  */
 export async function effectList(reads: Reads, caller: Caller, query: unknown) {
   await reads.effects.fresh();
-  const parsed = effectListQuery.safeParse(query);
-  if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
-  const { state, tenant, limit, q } = parsed.data;
-  const after = parsed.data.cursor === undefined ? undefined : decodeEffectCursor(parsed.data.cursor);
+  const { data, after } = listQuery(effectListQuery, query, (cursor) => decodeEffectCursor(reads.cursors, cursor));
+  const { state, tenant, limit, q } = data;
   if (tenant !== undefined) tenantOf(caller, tenant);
   const attention = state === 'attention';
   const wanted = state && !attention ? new Set(state.split(',')) : undefined;
@@ -48,7 +46,7 @@ export async function effectList(reads: Reads, caller: Caller, query: unknown) {
     .filter((e) => !after || isAfter(e, after))
     .sort(compareForList);
   const page = matching.slice(0, limit);
-  const nextCursor = matching.length > limit ? encodeEffectCursor(page[page.length - 1]!) : undefined;
+  const nextCursor = matching.length > limit ? encodeEffectCursor(reads.cursors, page[page.length - 1]!) : undefined;
   return {
     effects: page.map((e) => effectView(reads, e)),
     ...(nextCursor ? { nextCursor, cutShort: `${matching.length - limit} more match; the next page is ?cursor=${nextCursor} (same state, tenant and q), or narrow by state or tenant` } : {}),

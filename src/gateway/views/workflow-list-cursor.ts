@@ -1,4 +1,4 @@
-import { sealCursor, unsealCursor } from './effect-list-cursor.js';
+import type { ListCursors } from './list-cursors.js';
 
 /**
  * Where a page of `GET /v1/workflows` ended, handed to the caller as an opaque string. Workflows
@@ -13,15 +13,15 @@ export interface WorkflowListPosition {
 
 const PREFIX = 'w1.';
 
-export function encodeWorkflowCursor(position: WorkflowListPosition): string {
+export function encodeWorkflowCursor(cursors: ListCursors, position: WorkflowListPosition): string {
   // Sealed like the effect list's (a MAC under the instance secret): a forged cursor is refused.
-  return sealCursor(PREFIX, [position.lastEventAt, position.workflowId, position.tenant]);
+  return cursors.seal(PREFIX, [position.lastEventAt, position.workflowId, position.tenant]);
 }
 
 /** The position a cursor names, or undefined when the string is not a cursor effectd gave out. */
-export function decodeWorkflowCursor(cursor: string): WorkflowListPosition | undefined {
+export function decodeWorkflowCursor(cursors: ListCursors, cursor: string): WorkflowListPosition | undefined {
   try {
-    const value: unknown = unsealCursor(PREFIX, cursor);
+    const value: unknown = cursors.unseal(PREFIX, cursor);
     if (!Array.isArray(value) || value.length !== 3) return undefined;
     const [lastEventAt, workflowId, tenant] = value as unknown[];
     if (typeof lastEventAt !== 'number' || !Number.isFinite(lastEventAt) || typeof workflowId !== 'string' || workflowId === '' || typeof tenant !== 'string' || tenant === '') return undefined;

@@ -1,5 +1,5 @@
 import { needsHuman, unknownSinceAt, type EffectState } from '../../core/effect-state.js';
-import { EffectdError, invalidCommand } from '../../core/errors.js';
+import { EffectdError } from '../../core/errors.js';
 import { isEffectEvent } from '../../core/events.js';
 import { workflowStream } from '../../core/streams.js';
 import { canSeeTenant, tenantOf, type Caller } from '../caller.js';
@@ -8,15 +8,15 @@ import { workflowState, type Reads } from '../reads.js';
 import type { SagaView } from '../../shell/saga-runner.js';
 import { matchesSearch, openAndRecent, recorded } from './effects.js';
 import { describeEvent, eventsFor } from './timeline.js';
+import { listQuery } from './list-cursors.js';
 import { compareWorkflows, decodeWorkflowCursor, encodeWorkflowCursor, type WorkflowListPosition } from './workflow-list-cursor.js';
 import { summarizeWorkflows, type WorkflowSummary } from './workflow-summaries.js';
 
 /** Recent workflows the caller may see, most recently active first. */
 export async function workflowList(reads: Reads, caller: Caller, query: unknown) {
   await reads.effects.fresh();
-  const parsed = workflowListQuery.safeParse(query);
-  if (!parsed.success) throw invalidCommand('invalid query', parsed.error.issues);
-  const { tenant, limit, attention, saga, q, cursor } = parsed.data;
+  const { data, after } = listQuery(workflowListQuery, query, (cursor) => decodeWorkflowCursor(reads.cursors, cursor));
+  const { tenant, limit, attention, saga, q } = data;
   if (tenant !== undefined) tenantOf(caller, tenant);
   const visible = openAndRecent(reads).filter((e) => canSeeTenant(caller, e.declared.tenant) && (!tenant || e.declared.tenant === tenant));
   const now = reads.now();
@@ -31,10 +31,9 @@ export async function workflowList(reads: Reads, caller: Caller, query: unknown)
     .filter((w) => !yes(attention) || w.needsOperator)
     .filter((w) => !yes(saga) || w.saga !== undefined)
     .filter((w) => !found || found.has(`${w.tenant}\u0000${w.workflowId}`));
-  const after = cursor === undefined ? undefined : decodeWorkflowCursor(cursor);
   const rest = after ? wanted.filter((w) => compareWorkflows(after, position(w)) < 0) : wanted;
   const page = rest.slice(0, limit);
-  const nextCursor = rest.length > limit ? encodeWorkflowCursor(position(page[page.length - 1]!)) : undefined;
+  const nextCursor = rest.length > limit ? encodeWorkflowCursor(reads.cursors, position(page[page.length - 1]!)) : undefined;
   const effects: Record<string, number> = {};
   for (const w of all) for (const [state, n] of Object.entries(w.states)) effects[state] = (effects[state] ?? 0) + n;
   return {
