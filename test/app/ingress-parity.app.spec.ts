@@ -8,11 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
-import { workflowStream } from '../../src/core/streams.js';
 import { buildMcpServer } from '../../src/mcp/mcp-server.js';
 import { EffectCommandProcessor } from '../../src/transport/kafka/effect-command-processor.js';
 import { decodeOutcome } from '../../src/transport/wire/outcome-decoder.js';
-import { actorsOf, comparable, expectParity, httpAnswer, kafkaAnswer, mcpAnswer, mcpCall, normalized, SCENARIOS, type Answer, type Door, type Scenario } from '../support/ingress-parity.js';
+import { expectParity, httpAnswer, kafkaAnswer, mcpAnswer, mcpCall, playThrough, SCENARIOS, type Door, type Tier } from '../support/ingress-parity.js';
 import { memoryApp, type MemoryApp } from '../support/memory-app.js';
 
 describe('ingress parity in process: one table through the HTTP, Kafka and MCP mappings', () => {
@@ -80,26 +79,13 @@ describe('ingress parity in process: one table through the HTTP, Kafka and MCP m
     },
   });
 
-  const playThrough = async (scenario: Scenario, door: Door, tag: string) => {
-    const workflowId = `wf-${tag}`;
-    const invoice = `INV-${tag}`;
-    const answers = await scenario.play({
-      door, tag, workflowId,
-      charge: (args = {}, fields = {}) => ({ workflowId, step: 'charge', tool: 'payments.charge', principal: 'customer-7', args: { invoiceId: invoice, amount: 1200, ...args }, ...fields }),
-      arm: async (fault) => memory.provider.arm('payments.charge', fault),
-      holdClaim: (command) => memory.app.gateway.submit(memory.caller('agent', door.name), command),
-      charges: async () => memory.provider.objects.filter((o) => o.args.invoiceId === invoice).length,
-      holdMs: 600,
-    });
-    const events = (await memory.app.ledger.readStream(workflowStream('default', workflowId))).map((r) => r.event);
-    expect(await memory.app.ledger.readStream(workflowStream('victim-tenant', workflowId))).toEqual([]);
-    return {
-      answers: comparable(answers, scenario.answers),
-      events: normalized(events, tag),
-      types: events.map((e) => e.type),
-      actors: actorsOf(events),
-    };
-  };
+  const tier = (): Tier => ({
+    ledger: memory.app.ledger,
+    arm: async (fault) => memory.provider.arm('payments.charge', fault),
+    holdClaim: (door, command) => memory.app.gateway.submit(memory.caller('agent', door), command),
+    charges: async (invoice) => memory.provider.objects.filter((o) => o.args.invoiceId === invoice).length,
+    holdMs: 600,
+  });
 
   beforeAll(async () => {
     memory = memoryApp();
@@ -118,10 +104,10 @@ describe('ingress parity in process: one table through the HTTP, Kafka and MCP m
   for (const [index, scenario] of SCENARIOS.entries()) {
     it(scenario.name, async () => {
       const overHttp = httpDoor();
-      const viaHttp = await playThrough(scenario, overHttp.door, `${index}-http`);
+      const viaHttp = await playThrough(scenario, overHttp.door, `${index}-http`, tier());
       const overKafka = kafkaDoor();
-      const viaKafka = await playThrough(scenario, overKafka.door, `${index}-kafka`);
-      const viaMcp = await playThrough(scenario, mcpDoor(), `${index}-mcp`);
+      const viaKafka = await playThrough(scenario, overKafka.door, `${index}-kafka`, tier());
+      const viaMcp = await playThrough(scenario, mcpDoor(), `${index}-mcp`, tier());
 
       expectParity(scenario, { ...viaHttp, codes: overHttp.codes }, viaKafka, viaMcp);
       expect(overKafka.deadLetters).toEqual(scenario.deadLetter ? [scenario.deadLetter] : []);

@@ -9,7 +9,6 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Consumer, Producer } from 'kafkajs';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
-import { workflowStream } from '../../src/core/streams.js';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import type { EffectOutcome } from '../../src/sdk/index.js';
 import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
@@ -19,7 +18,7 @@ import { decodeOutcome } from '../../src/transport/wire/outcome-codec.js';
 import { authHeaders, getJson, postJson, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
 import { bearer, createRunTopics, freshPostgresSchema, header, readTopic, runId, testKafka, type ReadRecord, type RunTopics } from '../support/kafka-harness.js';
 import { kafkaBrokers } from '../support/services.js';
-import { actorsOf, comparable, expectParity, httpAnswer, kafkaAnswer, mcpAnswer, mcpCall, normalized, SCENARIOS, type Door, type Scenario } from '../support/ingress-parity.js';
+import { expectParity, httpAnswer, kafkaAnswer, mcpAnswer, mcpCall, playThrough, SCENARIOS, type Door, type Tier } from '../support/ingress-parity.js';
 import { loadSettings } from '../../src/config/settings-loader.js';
 
 const HOLD_MS = 1_500;
@@ -117,28 +116,16 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     },
   });
 
-  /** Plays a scenario through one door; what it answered and what the ledger recorded. */
-  const playThrough = async (scenario: Scenario, door: Door, tag: string) => {
-    const workflowId = `wf-${tag}`;
-    const answers = await scenario.play({
-      door, tag, workflowId,
-      charge: (args = {}, fields = {}) => ({ workflowId, step: 'charge', tool: 'payments.charge', principal: 'customer-7', args: { invoiceId: `INV-${tag}`, amount: 1200, ...args }, ...fields }),
-      arm: async (action) => {
-        await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action }] });
-      },
-      holdClaim: (command) => runtime.gateway.submit(runtime.gateway.authenticate(token, door.name), command),
-      charges: chargesPosted,
-      holdMs: HOLD_MS,
-    });
-    const events = (await runtime.ledger.readStream(workflowStream('default', workflowId))).map((r) => r.event);
-    expect(await runtime.ledger.readStream(workflowStream('victim-tenant', workflowId))).toEqual([]);
-    return {
-      answers: comparable(answers, scenario.answers),
-      events: normalized(events, tag),
-      types: events.map((e) => e.type),
-      actors: actorsOf(events),
-    };
-  };
+  const tier = (): Tier => ({
+    ledger: runtime.ledger,
+    arm: async (action) => {
+      await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges' }, action }] });
+    },
+    holdClaim: (door, command) => runtime.gateway.submit(runtime.gateway.authenticate(token, door), command),
+    // The simulator's request log: every charge posted (the scenario compares before and after).
+    charges: chargesPosted,
+    holdMs: HOLD_MS,
+  });
 
   beforeAll(async () => {
     payments = await startSimulator('payments');
@@ -176,10 +163,10 @@ describe('ingress parity: one table of scenarios through HTTP, Kafka and MCP', (
     if (!scenario.real) continue;
     it(scenario.name, async () => {
       const overHttp = httpDoor();
-      const viaHttp = await playThrough(scenario, overHttp.door, `${run}-${index}-http`);
+      const viaHttp = await playThrough(scenario, overHttp.door, `${run}-${index}-http`, tier());
       const overKafka = kafkaDoor();
-      const viaKafka = await playThrough(scenario, overKafka.door, `${run}-${index}-kafka`);
-      const viaMcp = await playThrough(scenario, mcpDoor(), `${run}-${index}-mcp`);
+      const viaKafka = await playThrough(scenario, overKafka.door, `${run}-${index}-kafka`, tier());
+      const viaMcp = await playThrough(scenario, mcpDoor(), `${run}-${index}-mcp`, tier());
 
       expectParity(scenario, { ...viaHttp, codes: overHttp.codes }, viaKafka, viaMcp);
       if (scenario.deadLetter) {

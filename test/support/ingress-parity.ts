@@ -4,6 +4,7 @@
 // the real broker and PostgreSQL can change (`real: true`) through the real transports.
 import { expect } from 'vitest';
 import type { LedgerEvent } from '../../src/core/events.js';
+import { workflowStream } from '../../src/core/streams.js';
 import { AgentStatus, type EffectOutcome } from '../../src/sdk/index.js';
 
 export type Status = 'done' | 'not_done' | 'unknown' | 'refused';
@@ -251,4 +252,31 @@ export function expectParity(scenario: Scenario, http: Played & { codes: number[
   expect(http.actors).toEqual(scenario.actors);
   expect(kafka.actors).toEqual(http.actors);
   expect(mcp.actors).toEqual(http.actors);
+}
+
+/** What a tier gives the table: its ledger, its provider's faults and count, another attempt holding a claim. */
+export interface Tier {
+  ledger: { readStream(stream: string): Promise<{ event: LedgerEvent }[]> };
+  arm(fault: ChargeFault): Promise<void>;
+  holdClaim(door: Door['name'], command: Command): Promise<unknown>;
+  /** Charges the provider has received (for this invoice, where the tier can tell). */
+  charges(invoice: string): Promise<number>;
+  holdMs: number;
+}
+
+/** Plays a scenario through one door; what it answered and what the ledger recorded (nothing under another tenant). */
+export async function playThrough(scenario: Scenario, door: Door, tag: string, tier: Tier): Promise<Played> {
+  const workflowId = `wf-${tag}`;
+  const invoice = `INV-${tag}`;
+  const answers = await scenario.play({
+    door, tag, workflowId,
+    charge: (args = {}, fields = {}) => ({ workflowId, step: 'charge', tool: 'payments.charge', principal: 'customer-7', args: { invoiceId: invoice, amount: 1200, ...args }, ...fields }),
+    arm: (fault) => tier.arm(fault),
+    holdClaim: (command) => tier.holdClaim(door.name, command),
+    charges: () => tier.charges(invoice),
+    holdMs: tier.holdMs,
+  });
+  const events = (await tier.ledger.readStream(workflowStream('default', workflowId))).map((r) => r.event);
+  expect(await tier.ledger.readStream(workflowStream('victim-tenant', workflowId))).toEqual([]);
+  return { answers: comparable(answers, scenario.answers), events: normalized(events, tag), types: events.map((e) => e.type), actors: actorsOf(events) };
 }
