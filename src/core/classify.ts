@@ -43,6 +43,7 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   if (result.kind === 'lost') return { outcome: 'unknown', replayed: false, reason: `no answer: ${redact(result.error)}` };
 
   const { status, headers, body } = result;
+  const answer = result.said ?? `HTTP ${status}`;
   const replayed = rules.replayHeader !== undefined && headers[rules.replayHeader]?.toLowerCase() === 'true';
   // The body's summary is built only when something reads it (an override, a reason that quotes it): a plain 2xx never does.
   // An override's bodyIncludes is matched on the answer as it came; a reason quotes it redacted.
@@ -51,18 +52,18 @@ export function classifyDispatch(result: DispatchResult, rules: ClassificationRu
   const summary = () => (summarized ??= summarizeBody(body));
   const quote = () => (quoted ??= summarizeBody(body, redact));
   const override = rules.overrides?.find((o) => o.status === status && (o.bodyIncludes === undefined || summary().includes(o.bodyIncludes)));
-  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `HTTP ${status} (${override.outcome} by the tool's contract): ${quote()}` }, body, rules);
+  if (override) return withReceipt({ outcome: override.outcome, httpStatus: status, replayed, reason: `${answer} (${override.outcome} by the tool's contract): ${quote()}` }, body, rules);
 
-  if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `HTTP ${status}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
+  if (status >= 200 && status < 300) return withReceipt({ outcome: 'committed', httpStatus: status, replayed, reason: `${answer}${replayed ? ' (replayed by the provider)' : ''}` }, body, rules);
   const refused = status >= 400 && status < 500 && !AMBIGUOUS_4XX.has(status);
   // A replayed refusal is the first attempt's own answer (it proves nothing happened); a replayed
   // 5xx/408/409/429 freezes an open outcome under the key: the key is poisoned — unless the
   // provider executes failed work again on a resend, which can then still complete it.
   const poisoned = (rules.storedFailures ?? 'replayed') === 'replayed';
-  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored HTTP ${status} under this key: ${quote()}` };
-  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${quote()}` };
-  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with HTTP ${status}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${quote()}` };
-  return { outcome: 'unknown', httpStatus: status, replayed, reason: `HTTP ${status} leaves the outcome open: ${quote()}` };
+  if (replayed && !refused && poisoned) return { outcome: 'terminal_failure', httpStatus: status, replayed, reason: `the provider replays a stored ${answer} under this key: ${quote()}` };
+  if (replayed && !refused) return { outcome: 'unknown', httpStatus: status, replayed, reason: `${answer} marked as replayed, but this provider executes failed work again on a same-key resend (storedFailures: retried), so the outcome stays open: ${quote()}` };
+  if (refused) return { outcome: 'failed_before_effect', httpStatus: status, replayed, reason: `refused with ${answer}${replayed ? ' (the provider\'s stored answer to the first attempt)' : ''}: ${quote()}` };
+  return { outcome: 'unknown', httpStatus: status, replayed, reason: `${answer} leaves the outcome open: ${quote()}` };
 }
 
 function withReceipt(classification: Classification, body: unknown, rules: ClassificationRules): Classification {

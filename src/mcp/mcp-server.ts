@@ -14,6 +14,7 @@ import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js'
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
 import { waitFrom } from './wait.js';
 import { withTraceFrom } from '../tracing/index.js';
+import { relayFor } from './upstream-relay.js';
 
 /** What the MCP front door needs of a runtime: the gateway and the catalogue of tools and sagas. */
 export type McpRuntime = Pick<EffectdRuntime, 'gateway' | 'tools' | 'sagas' | 'metrics'>;
@@ -110,7 +111,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
   };
 
   for (const tool of runtime.tools.list()) {
-    server.registerTool(mcpToolName(tool.name), {
+    relayFor(server, tool).registerTool(mcpToolName(tool.name), {
       title: tool.name,
       description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; needs _meta "${META.workflowId}" and "${META.step}" from the harness)`,
       inputSchema: advertised(toolArgsJsonSchema(tool)),

@@ -8,6 +8,7 @@ import { fillJson, type TemplateContext } from './templates.js';
 import { isMcpProvider, type McpCallSpec, type McpProviderSpec } from '../config/tool-contract.js';
 import type { Tool } from './tool-registry.js';
 import { EffectdError } from '../core/errors.js';
+import { callObserver } from '../shared/call-observer.js';
 
 /**
  * Upstream MCP servers as providers (docs/design.md, "One gateway, three front doors"): a contract's
@@ -16,7 +17,8 @@ import { EffectdError } from '../core/errors.js';
  * effect's reference stamped into a named argument; reconciliation through a declared read-only
  * upstream tool. The upstream's annotations are never read: the contract decides.
  *
- * How a call's fate maps onto what the classifier knows:
+ * How a call's fate maps onto what the classifier knows (each answer says in MCP's words what came
+ * back, `said`, so a reason never calls an MCP answer an HTTP status):
  * - a result → `response` 200 (committed, the receipt at `mcp.receiptPath`);
  * - a result with `isError: true` → `response` 400 (a refusal: failed_before_effect, unless the
  *   contract's `classify` maps status 400, optionally with `bodyIncludes`, to something else);
@@ -129,12 +131,26 @@ export async function dispatchMcp(tool: Tool, input: DispatchInput): Promise<Dis
   // With traces exported: the attempt span's traceparent, where MCP carries trace context.
   injectTrace(_meta);
   const timeout = input.timeoutMs ?? tool.spec.timeoutMs;
+  // The request waiting for this call sees its progress and the upstream's content (src/shared/call-observer.ts).
+  const observer = callObserver();
+  const onprogress = observer?.progress;
+  let result: CallToolResult;
   try {
-    const result = await upstream.client.callTool({ name: request.path, arguments: JSON.parse(request.body) as Record<string, unknown>, _meta }, { timeout, maxTotalTimeout: timeout });
-    return { kind: 'response', status: result.isError === true ? 400 : 200, headers: {}, body: normalize(result), latencyMs: latencyMs() };
+    result = await upstream.client.callTool({ name: request.path, arguments: JSON.parse(request.body) as Record<string, unknown>, _meta }, {
+      timeout, maxTotalTimeout: timeout,
+      ...(onprogress ? { onprogress: ({ progress, total, message }: { progress: number; total?: number; message?: string }) => onprogress({ progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) }) } : {}),
+    });
   } catch (error) {
     return failure(error, `${tool.provider.name} tools/call ${request.path}`, latencyMs());
   }
+  // Outside the call's try: whatever the observer does, the answer is classified as it came.
+  try {
+    observer?.answered?.(input.reference, result.content ?? []);
+  } catch {
+    /* the observer's loss, never the effect's */
+  }
+  const refused = result.isError === true;
+  return { kind: 'response', status: refused ? 400 : 200, said: refused ? 'an isError result of the upstream MCP tool' : 'a result of the upstream MCP tool', headers: {}, body: normalize(result), latencyMs: latencyMs() };
 }
 
 /** Calls the declared read-only upstream tool with the reference (or key) and reads the matches at its results path. */
@@ -187,7 +203,7 @@ const REFUSED_CODES = new Set([-32700, -32600, -32601, -32602]);
 function failure(error: unknown, call: string, latencyMs: number): DispatchResult {
   if (error instanceof ProtocolError) {
     const status = REFUSED_CODES.has(error.code) ? 400 : 502;
-    return { kind: 'response', status, headers: {}, body: { jsonrpcError: { code: error.code, message: error.message, data: error.data } }, latencyMs };
+    return { kind: 'response', status, said: `JSON-RPC error ${error.code} from the upstream MCP server`, headers: {}, body: { jsonrpcError: { code: error.code, message: error.message, data: error.data } }, latencyMs };
   }
   const why = `${call}: ${describe(error)}`;
   if (error instanceof SdkError && error.code === SdkErrorCode.NotConnected) return { kind: 'not-sent', error: why, latencyMs };

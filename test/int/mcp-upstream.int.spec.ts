@@ -172,7 +172,8 @@ describe('an upstream MCP server as a provider (in-process effectd)', () => {
     await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'status', status: 402, body: { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } } } }] });
     const answer = await postJson(`${effectd.url}/v1/effects`, command('wf-up-refused', 'INV-UP-REF'), effectd.agent);
     expect(answer.body).toMatchObject({ status: 'not_done', state: 'failed_before_effect' });
-    expect((await effectOf('wf-up-refused')).attempts[0]!.finished?.reason).toMatch(/card_declined/);
+    // Worded as what came back over MCP, never as an HTTP status the upstream did not send.
+    expect((await effectOf('wf-up-refused')).attempts[0]!.finished?.reason).toMatch(/^refused with an isError result of the upstream MCP tool: .*card_declined/);
   });
 
   it('a tool with no lookup: the lost reply is settled by a same-key resend of the recorded call, which the upstream dedupes: one charge', async () => {

@@ -97,6 +97,26 @@ describe('tool contracts: idempotency.storedFailures reaches the tool\'s classif
   });
 });
 
+describe('classifyDispatch: a reason says what came back in the provider\'s own words', () => {
+  const mcp = (status: number, said: string, body: unknown): DispatchResult => ({ kind: 'response', status, said, headers: {}, body, latencyMs: 1 });
+
+  it('an upstream MCP tool\'s isError result is a refusal worded as one, not as HTTP 400', () => {
+    const c = classifyDispatch(mcp(400, 'an isError result of the upstream MCP tool', { isError: true, content: [{ type: 'text', text: 'card declined' }] }), {});
+    expect(c).toMatchObject({ outcome: 'failed_before_effect', httpStatus: 400 });
+    expect(c.reason).toMatch(/^refused with an isError result of the upstream MCP tool: \{"isError":true/);
+    expect(c.reason).not.toMatch(/HTTP/);
+  });
+
+  it('a JSON-RPC error that leaves the outcome open names its code; a result is committed with no status', () => {
+    expect(classifyDispatch(mcp(502, 'JSON-RPC error -32603 from the upstream MCP server', { jsonrpcError: { code: -32603 } }), {}).reason).toMatch(/^JSON-RPC error -32603 from the upstream MCP server leaves the outcome open: /);
+    expect(classifyDispatch(mcp(200, 'a result of the upstream MCP tool', { content: [] }), {})).toMatchObject({ outcome: 'committed', reason: 'a result of the upstream MCP tool' });
+  });
+
+  it('an HTTP provider\'s answers are still worded by their status', () => {
+    expect(classifyDispatch(response(402, false), rules()).reason).toMatch(/^refused with HTTP 402: /);
+  });
+});
+
 function readBuiltin(): string {
   return readFileSync(new URL('../../config/builtin-tools.json', import.meta.url), 'utf8');
 }
