@@ -1,15 +1,21 @@
 // The MCP conformance run's verdict, one line per scenario and a summary, from the suite's result
 // directories (one checks.json per scenario) and the expected-failures file with its reasons.
-//   node scripts/lib/conformance-summary.mjs <expected-failures.yaml> <label>=<output dir> [...]
+//   node scripts/lib/conformance-summary.mjs <expected-failures.yaml> [--unscored=<file>] <label>=<output dir> [...]
+// --unscored: "<scenario> <why>" lines, the scenarios the revision runs without scoring (extension, pending).
 // The expected-failures file is the suite's own format (`server: [<scenario> | <scenario>:<check-id>]`);
 // each entry's reason is its trailing comment, else the comment block just above its group of entries
 // (a blank line ends a group). An entry without a reason is an error. The verdict is the suite's
 // baseline rule: a FAILURE or a WARNING fails a check; a listed scenario or check that passes is stale.
-// Exit 0: every failure is an expected one; 1: an unexpected failure, a stale entry or a missing reason.
+// Exit 0: every failure is an expected one; 1: an unexpected failure, a stale entry, an entry no pass
+// ran, or an entry without a reason.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const [file, ...runs] = process.argv.slice(2);
+const [file, ...rest] = process.argv.slice(2);
+const unscoredFile = rest.find((a) => a.startsWith('--unscored='))?.slice('--unscored='.length);
+const runs = rest.filter((a) => !a.startsWith('--unscored='));
+/** scenario → why the revision does not score it. */
+const unscored = new Map((unscoredFile ? readFileSync(unscoredFile, 'utf8') : '').split('\n').filter(Boolean).map((line) => line.split(' ')));
 if (!file || runs.length === 0) {
   console.error('usage: node scripts/lib/conformance-summary.mjs <expected-failures.yaml> <label>=<output dir> [...]');
   process.exit(2);
@@ -91,13 +97,16 @@ const passes = runs.map((run) => {
 });
 const scenarios = [...new Set(passes.flatMap((p) => [...p.checks.keys()]))];
 const tally = { passed: 0, skipped: 0, expected: 0, unexpected: 0, stale: 0 };
+/** The same, of the scenarios the revision scores. */
+const scored = { passed: 0, skipped: 0, expected: 0, unexpected: 0, stale: 0 };
 /** reason → the scenarios (or scenario:check entries) it excuses. */
 const byReason = new Map();
 for (const scenario of scenarios) {
   const verdicts = passes.filter((p) => p.checks.has(scenario)).map((p) => ({ label: p.label, ...judge(scenario, p.checks.get(scenario), entries) }));
   const first = verdicts[0];
   const same = verdicts.every((v) => v.verdict === first.verdict);
-  const where = verdicts.map((v) => v.label).join(' + ');
+  const where = verdicts.map((v) => v.label).join(' + ') + (unscored.has(scenario) ? `, not scored: ${unscored.get(scenario)}` : '');
+  if (!unscored.has(scenario)) scored[same ? first.verdict : 'unexpected'] += 1;
   if (!same) {
     tally.unexpected += 1;
     console.log(`scenario ${scenario}: FAILED — the passes disagree: ${verdicts.map((v) => `${v.label} ${v.verdict}`).join(', ')}`);
@@ -120,7 +129,10 @@ for (const scenario of scenarios) {
 }
 const unmatched = [...entries.keys()].filter((e) => !scenarios.includes(e.split(':')[0]));
 for (const entry of missing) console.log(`expected failure ${entry}: has no reason (a comment on its line or above its group)`);
+// An entry no pass ran (a scenario renamed or dropped by the suite) is rot too: the suite tolerates it, this does not.
+for (const entry of unmatched) console.log(`expected failure ${entry}: no pass ran this scenario: remove it or rename it`);
 console.log('');
-console.log(`MCP conformance: ${scenarios.length} scenarios; passed ${tally.passed}, skipped by the suite ${tally.skipped}, expected failures ${tally.expected}, unexpected failures ${tally.unexpected}, stale expected failures ${tally.stale}${unmatched.length ? `; listed but not run: ${unmatched.join(', ')}` : ''}`);
+console.log(`MCP conformance: ${scenarios.length} scenarios; passed ${tally.passed}, skipped by the suite ${tally.skipped}, expected failures ${tally.expected}, unexpected failures ${tally.unexpected}, stale expected failures ${tally.stale}${unmatched.length ? `, listed but not run ${unmatched.length}` : ''}`);
+if (unscored.size > 0) console.log(`  scored for the revision: ${Object.values(scored).reduce((a, b) => a + b, 0)} scenarios; passed ${scored.passed}, expected failures ${scored.expected}, unexpected failures ${scored.unexpected}, stale expected failures ${scored.stale}`);
 for (const [reason, listed] of byReason) console.log(`  expected (${listed.length}): ${reason} — ${listed.join(', ')}`);
-process.exit(tally.unexpected + tally.stale + missing.length > 0 || scenarios.length === 0 ? 1 : 0);
+process.exit(tally.unexpected + tally.stale + missing.length + unmatched.length > 0 || scenarios.length === 0 ? 1 : 0);
