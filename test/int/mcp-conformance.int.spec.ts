@@ -33,11 +33,12 @@ describe('MCP conformance suite (2026-07-28) against /mcp', () => {
 
   it('passes every scenario but the expected failures, each with its reason, and no expected failure passes', async () => {
     const started = Date.now();
-    const { stdout } = await run('bash', ['scripts/mcp-conformance.sh', `${effectd.url}/mcp`, tempDir('effectd-conformance-')], { timeout: 240_000 }).catch((error: { stdout?: string; stderr?: string }) => {
+    const { stdout, stderr } = await run('bash', ['scripts/mcp-conformance.sh', `${effectd.url}/mcp`, tempDir('effectd-conformance-')], { timeout: 240_000 }).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`conformance failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
     // The summary in CI's output.
-    console.log(`${stdout}(the conformance run took ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    const installed = stderr.split('\n').filter((line) => line.startsWith('installing ')).join('\n');
+    console.log(`${installed ? `${installed}\n` : ''}${stdout}(the conformance run took ${((Date.now() - started) / 1000).toFixed(1)} s)`);
     const summary = /MCP conformance: (\d+) scenarios; passed (\d+), skipped by the suite (\d+), expected failures (\d+), unexpected failures 0, stale expected failures 0/.exec(stdout);
     expect(summary, stdout).not.toBeNull();
     // The revision's frozen requirements: 37 server scenarios scored, every failure among them expected.
