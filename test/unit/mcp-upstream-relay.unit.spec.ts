@@ -56,6 +56,29 @@ describe('the upstream relay: what an upstream MCP tool says reaches the client 
     expect(callObserver()).toBeUndefined();
   });
 
+  it('two calls at once each see only their own dispatch\'s progress and content', async () => {
+    const one = context({ progressToken: 'one' });
+    const two = context({ progressToken: 'two' });
+    let open = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const [first, second] = await Promise.all([
+      relayingUpstream(one.ctx, toolOf('read'), async () => {
+        await gate;
+        await dispatchReporting('eff_1', [IMAGE]);
+        return answer('done', 'eff_1');
+      }),
+      relayingUpstream(two.ctx, toolOf('read'), async () => {
+        await dispatchReporting('eff_2', [{ type: 'text', text: 'two' }]);
+        open();
+        return answer('done', 'eff_2');
+      }),
+    ]);
+    expect(first.content).toEqual([{ type: 'text', text: 'done: …' }, IMAGE]);
+    expect(second.content).toEqual([{ type: 'text', text: 'done: …' }, { type: 'text', text: 'two' }]);
+    expect(one.sent.map((n) => (n as { params: { progressToken: string } }).params.progressToken)).toEqual(['one']);
+    expect(two.sent.map((n) => (n as { params: { progressToken: string } }).params.progressToken)).toEqual(['two']);
+  });
+
   it('only a done answer of the very effect that was dispatched gets content: not another effect\'s, not not_done, not unknown, not a replay', () => {
     const contents = new Map([['eff_1', [IMAGE]]]);
     expect(withUpstreamContent(answer('done', 'eff_2'), contents).content).toHaveLength(1);
