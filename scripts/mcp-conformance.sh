@@ -49,16 +49,20 @@ pass() {
   return $status
 }
 mkdir -p "$OUT"
-# The server scenarios the revision runs without scoring, with why (extension, pending): "<scenario> <why>" lines.
-"$NODE22" "$SUITE" list --server --requirements "$REVISION" | sed -e 's/\x1b\[[0-9;]*m//g' |
-  awk '/never scored/ { on = 1; next } on && /^  [^ ]/ { why = $1 } on && / \[server\]$/ { print $2, why }' > "$OUT/unscored.txt"
+# The server scenarios the revision runs without scoring, with why (extension, pending): "<scenario> <why>"
+# lines, from the suite's own list (frozen per version: kept beside it).
+UNSCORED="$CACHE/unscored-server-$REVISION.txt"
+if [ ! -s "$UNSCORED" ]; then
+  "$NODE22" "$SUITE" list --server --requirements "$REVISION" | sed -e 's/\x1b\[[0-9;]*m//g' |
+    awk '/never scored/ { on = 1; next } on && /^  [^ ]/ { why = $1 } on && / \[server\]$/ { print $2, why }' > "$UNSCORED.$$" && mv "$UNSCORED.$$" "$UNSCORED"
+fi
 suite=0
 pass active --spec-version "$REVISION" --suite active || suite=1
 sleep 1.1
 pass "requirements-$REVISION" --requirements "$REVISION" || suite=1
 echo
 summary=0
-node "$HERE/lib/conformance-summary.mjs" "$EXPECTED" --unscored="$OUT/unscored.txt" "active=$OUT/active" "$REVISION=$OUT/requirements-$REVISION" || summary=1
+node "$HERE/lib/conformance-summary.mjs" "$EXPECTED" --unscored="$UNSCORED" "active=$OUT/active" "$REVISION=$OUT/requirements-$REVISION" || summary=1
 if [ $suite != 0 ] && [ $summary = 0 ]; then
   echo "the suite's baseline check failed where the summary did not; its verdict:"
   grep -h -A 40 -E '^(Stale baseline entries|Unexpected failures|Error)' "$OUT"/*.log || tail -20 "$OUT"/*.log
