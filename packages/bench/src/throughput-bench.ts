@@ -20,7 +20,7 @@ import { closedLoop, httpPoster, quantile, type Call } from './throughput/load.j
 import { parseBenchOptions, USAGE, type BenchOptions } from './throughput/options.js';
 import { benchDatabaseUrl, PgProbe } from './throughput/pg-counters.js';
 import { BrokerRequests, requestDelta, type RequestDelta } from './throughput/broker-requests.js';
-import { cpuDelta, findProcess, sampleCpu, type RolePids } from './throughput/proc-cpu.js';
+import { cpuDelta, findProcess, listeningPid, sampleCpu, type RolePids } from './throughput/proc-cpu.js';
 import { ratios, renderBrokerRequests, renderRatios, renderTable, summarize, type LaneKey, type LaneRun } from './throughput/report.js';
 
 const WARMUP_CONCURRENCY = 16;
@@ -54,7 +54,8 @@ async function main(options: BenchOptions): Promise<void> {
   const probe = await PgProbe.open(database.url);
   const synchronousCommit = await probe.scalar('SHOW synchronous_commit');
   const wantsKafka = options.ingresses.includes('kafka');
-  const brokerPid = wantsKafka ? findProcess('kafka.Kafka') : undefined;
+  // The broker behind --kafka (its first address), whichever other brokers run here.
+  const brokerPid = wantsKafka ? listeningPid(Number(options.brokers[0]!.split(':').pop())) ?? findProcess('kafka.Kafka') : undefined;
   const brokerRequests = brokerPid ? await BrokerRequests.attach(brokerPid) : undefined;
   const payments = await spawnSimulator('payments');
   const poster = httpPoster();
