@@ -1,0 +1,141 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { AgentOutcome } from '../core/agent-outcome.js';
+import type { EffectStatus } from '../core/effect-status.js';
+import { outcomeResult } from './results.js';
+
+/**
+ * The MCP Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663, 2026-07-28 wire) over
+ * effectd's ledger: a task IS an effect. Its id is the effect's id, journaled (`declared`) before
+ * anything was sent, so a task is durable before the answer that names it, and a re-issued call
+ * with the same `_meta` identity names the same task. Its status is read from the ledger on every
+ * `tasks/get`; nothing about a task is kept anywhere else. This module is the mapping only; the
+ * methods that read the gateway are ./task-methods.ts. docs/mcp.md, "Tasks".
+ */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/** Where effectd says, in a `tasks/cancel` ack, whether the cancel was honoured and why. */
+export const CANCEL_META = 'dev.effectd/cancel';
+
+/** The JSON-RPC error a request from a client that did not declare the extension gets (tasks/get, update, cancel). */
+export const MISSING_CAPABILITY = -32021;
+/** An unknown task id (or one the caller may not see: the same words, as for effects). */
+export const UNKNOWN_TASK = -32602;
+
+/**
+ * Whether this request declared the extension, in the per-request envelope (2026-07-28):
+ * `_meta["io.modelcontextprotocol/clientCapabilities"].extensions["io.modelcontextprotocol/tasks"]`.
+ * A server MUST NOT answer a task to a request that did not: 2025-era clients never do.
+ */
+export function declaresTasks(envelope: unknown): boolean {
+  const capabilities = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES] as { extensions?: Record<string, unknown> } | undefined;
+  const declared = capabilities?.extensions?.[TASKS_EXTENSION];
+  return declared !== undefined && declared !== null;
+}
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** The fields every task carries on the wire (`ttlMs` null: the task never expires). */
+export interface TaskFields {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+}
+
+/** A task as `tasks/get` answers it: `completed` carries the tool result today's `tools/call` would give. */
+export type DetailedTask =
+  | (TaskFields & { status: 'working' })
+  | (TaskFields & { status: 'completed'; result: CallToolResult & { resultType: 'complete' } });
+
+/** The poll interval never goes below this: a task is a ledger read, and effectd's own checks back off from 250 ms. */
+export const MIN_POLL_MS = 1_000;
+/** While effectd itself is checking, a poll at most this far apart. */
+export const MAX_POLL_MS = 10_000;
+/** While a human decides: a human's answer takes minutes, not seconds. */
+export const HUMAN_POLL_MS = 30_000;
+
+/** When an effect's times are known: its first event and its latest (epoch ms). */
+export interface TaskTimes {
+  createdAt: number;
+  lastUpdatedAt: number;
+}
+
+/** An outcome waits for a human (escalated, a poisoned key with no lookup left, a contract with no way to find out). */
+export function withHuman(outcome: Pick<AgentOutcome, 'state' | 'checking'>): boolean {
+  return outcome.state === 'escalated' || (outcome.checking?.startsWith('waiting for a human') ?? false);
+}
+
+/**
+ * Where an effect's outcome puts its task:
+ * - done, not_done → `completed`, with the tool result of today (`not_done` is `isError: true`:
+ *   the tool answered; `failed` is only for protocol errors);
+ * - unknown (declared, dispatching, unknown, held, terminal, escalated) → `working`; with a human,
+ *   the status message begins "waiting for a human:". Never `input_required`: that status carries
+ *   requests the CLIENT answers through `tasks/update`, and an operator's resolution is not one.
+ */
+export function taskOf(outcome: AgentOutcome, times: TaskTimes, now: number): DetailedTask {
+  const fields = {
+    taskId: outcome.effectId,
+    createdAt: new Date(times.createdAt).toISOString(),
+    lastUpdatedAt: new Date(times.lastUpdatedAt).toISOString(),
+    ttlMs: null,
+  };
+  if (outcome.status === 'unknown') {
+    const human = withHuman(outcome);
+    return { ...fields, status: 'working', statusMessage: human ? `waiting for a human: ${outcome.message}` : outcome.message, pollIntervalMs: pollIntervalMs(outcome, times, now) };
+  }
+  return { ...fields, status: 'completed', statusMessage: outcome.message, result: { ...outcomeResult(outcome), resultType: 'complete' } };
+}
+
+/**
+ * How often to ask: half the time the effect has been open, as effectd's own checks back off
+ * (doubling from 250 ms), within [MIN_POLL_MS, MAX_POLL_MS] and not past the answer effectd
+ * expects (`expectAnswerBy`); HUMAN_POLL_MS while a human decides.
+ */
+export function pollIntervalMs(outcome: Pick<AgentOutcome, 'state' | 'checking' | 'expectAnswerBy'>, times: TaskTimes, now: number): number {
+  if (withHuman(outcome)) return HUMAN_POLL_MS;
+  const expected = outcome.expectAnswerBy === undefined ? Number.NaN : Date.parse(outcome.expectAnswerBy) - now;
+  const backoff = (now - times.createdAt) / 2;
+  const wanted = Number.isFinite(expected) ? Math.min(backoff, expected) : backoff;
+  return Math.round(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, wanted)));
+}
+
+/**
+ * The answer to `tools/call` that creates the task: flat `Result & Task`, `resultType: "task"`. It
+ * also carries today's `unknown` answer (`content`, `structuredContent`; a Result is open to more
+ * members): the SDK checks every tool answer against the tool's outputSchema, and a client that
+ * reads it as a plain tool result still hears "being checked: do not start another".
+ */
+export function createTaskResult(task: DetailedTask & { status: 'working' }, unknown: CallToolResult): CallToolResult {
+  // The SDK's CallToolResult type predates task results; the wire takes this shape (CreateTaskResult).
+  return { content: unknown.content, structuredContent: unknown.structuredContent, resultType: 'task', ...task } as unknown as CallToolResult;
+}
+
+/** Statuses in which nothing was ever sent: the only ones where a cancel could be honoured. */
+const NEVER_SENT: ReadonlySet<EffectStatus> = new Set(['declared', 'held']);
+
+/** What `tasks/cancel` says about one effect (the ack is the same either way: the spec requires it). */
+export interface CancelVerdict {
+  honoured: false;
+  reason: string;
+}
+
+/**
+ * A cancel is never honoured today. After a dispatch the world cannot be cancelled: the effect may
+ * have happened, and effectd settles it. Before one (declared, held) withdrawing it needs a ledger
+ * event effectd does not have yet, so it is refused too, saying so (docs/mcp.md, "Tasks").
+ */
+export function cancelVerdict(outcome: Pick<AgentOutcome, 'state' | 'status' | 'tool' | 'target' | 'message'>): CancelVerdict {
+  if (outcome.status !== 'unknown') {
+    return { honoured: false, reason: `the task is completed: ${outcome.message}` };
+  }
+  if (NEVER_SENT.has(outcome.state)) {
+    return { honoured: false, reason: `nothing was sent for ${outcome.tool} for ${outcome.target} (${outcome.state}), but effectd cannot withdraw an effect yet (not implemented): it stays ${outcome.state}; an operator decides a held effect (release), and a declared one goes on its next submission` };
+  }
+  return { honoured: false, reason: `${outcome.tool} for ${outcome.target} was sent to the provider (${outcome.state}); the world cannot be cancelled: effectd settles it and the task completes with what happened` };
+}
