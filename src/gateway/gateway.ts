@@ -86,6 +86,11 @@ export class Gateway {
     return commands.release(this.commandParts, caller, effectId, body);
   }
 
+  /** The credential that declared an effect (or an operator) withdraws it before anything was sent: not done, never sent (MCP tasks/cancel). */
+  withdraw(caller: Caller, effectId: string, reason: string): Promise<AgentOutcome> {
+    return commands.withdraw(this.commandParts, caller, effectId, reason);
+  }
+
   /** An operator deals with one extra object of a detected duplicate (`compensate` runs the tool's undo, `keep` leaves it). */
   handleDuplicate(caller: Caller, effectId: string, receipt: string, body: unknown) {
     return commands.handleDuplicate(this.commandParts, caller, effectId, receipt, body);

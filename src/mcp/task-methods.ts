@@ -4,7 +4,7 @@ import type { AgentOutcome } from '../core/agent-outcome.js';
 import { asEffectdError } from '../core/errors.js';
 import type { Caller } from '../gateway/caller.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { CANCEL_META, MISSING_CAPABILITY, TASKS_EXTENSION, UNKNOWN_TASK, cancelVerdict, createTaskResult, declaresTasks, taskOf, type DetailedTask } from './tasks.js';
+import { CANCEL_META, MISSING_CAPABILITY, TASKS_EXTENSION, UNKNOWN_TASK, createTaskResult, declaresTasks, honouredCancel, refusedCancel, taskOf, withdrawable, type CancelVerdict, type DetailedTask } from './tasks.js';
 
 /**
  * The Tasks extension's methods on one MCP server, for one caller: the `tools/call` hook that
@@ -13,7 +13,7 @@ import { CANCEL_META, MISSING_CAPABILITY, TASKS_EXTENSION, UNKNOWN_TASK, cancelV
  * is ./tasks.ts.
  */
 export interface TaskMethodParts {
-  gateway: Pick<Gateway, 'effect'>;
+  gateway: Pick<Gateway, 'effect' | 'withdraw'>;
   caller: Caller;
   now: () => number;
 }
@@ -38,7 +38,24 @@ function taskFromDetail(detail: EffectDetail, now: number): DetailedTask {
   const first = detail.evidence[0]?.at;
   const last = detail.evidence[detail.evidence.length - 1]?.at;
   const times = { createdAt: first ? Date.parse(first) : now, lastUpdatedAt: last ? Date.parse(last) : now };
-  return taskOf(outcomeOf(detail), times, now);
+  return taskOf(outcomeOf(detail), times, now, detail.evidence.some((e) => e.type === 'EffectWithdrawn'));
+}
+
+/**
+ * A cancel: honoured where nothing was sent (the gateway withdraws the effect, deciding on the
+ * ledger as it stands: a claim that won the race refuses it), refused otherwise, with the reason.
+ */
+async function cancel(parts: TaskMethodParts, detail: EffectDetail): Promise<CancelVerdict> {
+  const outcome = outcomeOf(detail);
+  if (!withdrawable(outcome)) return refusedCancel(outcome);
+  try {
+    await parts.gateway.withdraw(parts.caller, detail.effectId, 'cancelled by the client (MCP tasks/cancel)');
+    return honouredCancel(outcome);
+  } catch (thrown) {
+    const error = asEffectdError(thrown);
+    if (error.code === 'illegal_transition' || error.code === 'forbidden') return { honoured: false, reason: error.message };
+    throw thrown;
+  }
 }
 
 /** The effect a task names, or -32602 (an unknown id and another tenant's are answered alike). */
@@ -89,10 +106,10 @@ export function registerTaskMethods(server: McpServer, parts: TaskMethodParts): 
     return { resultType: 'complete' };
   });
 
-  // The spec requires an empty ack, even when the cancel is not honoured: the verdict and its reason ride in _meta.
+  // The spec requires an empty ack whether or not the cancel is honoured: the verdict and its reason ride in _meta.
   server.server.setRequestHandler('tasks/cancel', { params: taskIdParams, result: anyResult }, async ({ taskId }, ctx) => {
     requireDeclared(ctx.mcpReq.envelope, 'tasks/cancel');
-    const verdict = cancelVerdict(outcomeOf(await taskEffect(parts, taskId)));
+    const verdict = await cancel(parts, await taskEffect(parts, taskId));
     return { resultType: 'complete', _meta: { [CANCEL_META]: verdict } };
   });
 }

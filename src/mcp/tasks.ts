@@ -50,6 +50,7 @@ export interface TaskFields {
 /** A task as `tasks/get` answers it: `completed` carries the tool result today's `tools/call` would give. */
 export type DetailedTask =
   | (TaskFields & { status: 'working' })
+  | (TaskFields & { status: 'cancelled' })
   | (TaskFields & { status: 'completed'; result: CallToolResult & { resultType: 'complete' } });
 
 /** The poll interval never goes below this: a task is a ledger read, and effectd's own checks back off from 250 ms. */
@@ -76,15 +77,17 @@ export function withHuman(outcome: Pick<AgentOutcome, 'state' | 'checking'>): bo
  *   the tool answered; `failed` is only for protocol errors);
  * - unknown (declared, dispatching, unknown, held, terminal, escalated) → `working`; with a human,
  *   the status message begins "waiting for a human:". Never `input_required`: that status carries
- *   requests the CLIENT answers through `tasks/update`, and an operator's resolution is not one.
+ *   requests the CLIENT answers through `tasks/update`, and an operator's resolution is not one;
+ * - withdrawn before anything was sent (an honoured `tasks/cancel`) → `cancelled`.
  */
-export function taskOf(outcome: AgentOutcome, times: TaskTimes, now: number): DetailedTask {
+export function taskOf(outcome: AgentOutcome, times: TaskTimes, now: number, withdrawn = false): DetailedTask {
   const fields = {
     taskId: outcome.effectId,
     createdAt: new Date(times.createdAt).toISOString(),
     lastUpdatedAt: new Date(times.lastUpdatedAt).toISOString(),
     ttlMs: null,
   };
+  if (withdrawn) return { ...fields, status: 'cancelled', statusMessage: outcome.message };
   if (outcome.status === 'unknown') {
     const human = withHuman(outcome);
     return { ...fields, status: 'working', statusMessage: human ? `waiting for a human: ${outcome.message}` : outcome.message, pollIntervalMs: pollIntervalMs(outcome, times, now) };
@@ -116,26 +119,27 @@ export function createTaskResult(task: DetailedTask & { status: 'working' }, unk
   return { content: unknown.content, structuredContent: unknown.structuredContent, resultType: 'task', ...task } as unknown as CallToolResult;
 }
 
-/** Statuses in which nothing was ever sent: the only ones where a cancel could be honoured. */
+/** Statuses in which nothing was ever sent: the only ones where a cancel is honoured (the lifecycle table's EffectWithdrawn). */
 const NEVER_SENT: ReadonlySet<EffectStatus> = new Set(['declared', 'held']);
 
-/** What `tasks/cancel` says about one effect (the ack is the same either way: the spec requires it). */
+/** A cancel may be honoured: nothing was sent for the effect (the gateway's withdraw decides it on the ledger). */
+export function withdrawable(outcome: Pick<AgentOutcome, 'state' | 'status'>): boolean {
+  return outcome.status === 'unknown' && NEVER_SENT.has(outcome.state);
+}
+
+/** What `tasks/cancel` says about one effect, in `_meta["dev.effectd/cancel"]` (the ack is the same either way: the spec requires it). */
 export interface CancelVerdict {
-  honoured: false;
+  honoured: boolean;
   reason: string;
 }
 
-/**
- * A cancel is never honoured today. After a dispatch the world cannot be cancelled: the effect may
- * have happened, and effectd settles it. Before one (declared, held) withdrawing it needs a ledger
- * event effectd does not have yet, so it is refused too, saying so (docs/mcp.md, "Tasks").
- */
-export function cancelVerdict(outcome: Pick<AgentOutcome, 'state' | 'status' | 'tool' | 'target' | 'message'>): CancelVerdict {
-  if (outcome.status !== 'unknown') {
-    return { honoured: false, reason: `the task is completed: ${outcome.message}` };
-  }
-  if (NEVER_SENT.has(outcome.state)) {
-    return { honoured: false, reason: `nothing was sent for ${outcome.tool} for ${outcome.target} (${outcome.state}), but effectd cannot withdraw an effect yet (not implemented): it stays ${outcome.state}; an operator decides a held effect (release), and a declared one goes on its next submission` };
-  }
+/** The cancel that was honoured: nothing had been sent, and nothing ever will be. */
+export function honouredCancel(outcome: Pick<AgentOutcome, 'tool' | 'target' | 'state'>): CancelVerdict {
+  return { honoured: true, reason: `nothing had been sent for ${outcome.tool} for ${outcome.target} (${outcome.state}): withdrawn, it will never be sent; the task is cancelled and the effect not done` };
+}
+
+/** A cancel that is not honoured: the task completed already, or the effect was sent and the world cannot be cancelled. */
+export function refusedCancel(outcome: Pick<AgentOutcome, 'status' | 'state' | 'tool' | 'target' | 'message'>): CancelVerdict {
+  if (outcome.status !== 'unknown') return { honoured: false, reason: `the task is completed: ${outcome.message}` };
   return { honoured: false, reason: `${outcome.tool} for ${outcome.target} was sent to the provider (${outcome.state}); the world cannot be cancelled: effectd settles it and the task completes with what happened` };
 }

@@ -124,6 +124,40 @@ describe('MCP Tasks: an unknown effect is a task read from the ledger', () => {
     expect(await charges(payments.url, invoice)).toHaveLength(1);
   }, 30_000);
 
+  it('tasks/cancel on a held effect (nothing sent) is honoured: the task is cancelled, the step is not done, and only the first charge exists', async () => {
+    const { payments, effectd } = suite;
+    const invoice = 'INV-TASK-HELD';
+    const args = { invoiceId: invoice, amount: 2_500 };
+    const tasks = await session();
+    await arm(payments.url, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
+    const first = await tasks.callTool('payments_charge', args, { metadata: identity('wf-mcp-task-held', 'charge') });
+    await arm(payments.url, []);
+    expect(first.kind).toBe('task');
+    // The model decides the same charge again as a new step: held behind the first (nothing sent), a task of its own.
+    const second = await post(effectd.url, token(), { method: 'tools/call', params: { name: 'payments_charge', arguments: args, _meta: { ...identity('wf-mcp-task-held', 'charge-again'), ...envelope(true) } } });
+    expect(second.result).toMatchObject({ resultType: 'task', status: 'working', structuredContent: { state: 'held' } });
+    const heldId = second.result!.taskId as string;
+    expect(heldId).not.toBe(first.kind === 'task' ? first.handle.taskId : undefined);
+
+    const cancel = await post(effectd.url, token(), { method: 'tasks/cancel', params: { taskId: heldId, _meta: envelope(true) } });
+    expect(cancel.result).toMatchObject({ resultType: 'complete', _meta: { 'dev.effectd/cancel': { honoured: true, reason: expect.stringMatching(/nothing had been sent .*withdrawn, it will never be sent/) } } });
+    const cancelled = await post(effectd.url, token(), { method: 'tasks/get', params: { taskId: heldId, _meta: envelope(true) } });
+    expect(cancelled.result).toMatchObject({ resultType: 'complete', taskId: heldId, status: 'cancelled' });
+    // The ledger says so, and the step's identity answers not_done from then on (a new step may try again).
+    const effect = await getJson(`${effectd.url}/v1/effects/${heldId}`, effectd.agent);
+    expect(effect.body).toMatchObject({ status: 'not_done', state: 'failed_before_effect', attempts: 0 });
+    expect((effect.body.evidence as { type: string }[]).map((e) => e.type)).toContain('EffectWithdrawn');
+    const again = await post(effectd.url, token(), { method: 'tools/call', params: { name: 'payments_charge', arguments: args, _meta: { ...identity('wf-mcp-task-held', 'charge-again'), ...envelope(true) } } });
+    expect(again.result).toMatchObject({ isError: true, structuredContent: { status: 'not_done', effectId: heldId } });
+    // A second cancel of the cancelled task: the same ack, not honoured again (the task is over).
+    const twice = await post(effectd.url, token(), { method: 'tasks/cancel', params: { taskId: heldId, _meta: envelope(true) } });
+    expect(twice.result).toMatchObject({ resultType: 'complete', _meta: { 'dev.effectd/cancel': { honoured: false } } });
+
+    const settled = first.kind === 'task' ? await first.settle() : undefined;
+    expect(settled?.outcome.status).toBe('completed');
+    expect(await charges(payments.url, invoice)).toHaveLength(1);
+  }, 30_000);
+
   it('a client that does not declare the extension gets today\'s unknown answer, and tasks/* from it is -32021; an unknown task id is -32602', async () => {
     const { payments, effectd } = suite;
     const client = new Client(info, { versionNegotiation: { mode: { pin: PROTOCOL } } });
