@@ -12,7 +12,7 @@ import type { EffectIndex, Reads } from './reads.js';
 import { effectDetail, effectList } from './views/effects.js';
 import { serviceMeta } from './views/lifecycle.js';
 import { sagaCatalog } from './views/saga-catalog.js';
-import { sagaList, sagaView } from './views/sagas.js';
+import { sagaAnswer, sagaList, sagaView } from './views/sagas.js';
 import { toolCatalog } from './views/tool-catalog.js';
 import { decisionList, stepHistory, workflowList, workflowTimeline } from './views/workflows.js';
 
@@ -129,6 +129,11 @@ export class Gateway {
 
   saga(caller: Caller, workflowId: string, tenant?: string): Promise<SagaView> {
     return sagaView(this.reads, caller, workflowId, tenant);
+  }
+
+  /** A saga as its start's three-state answer, with when it started and last moved (an MCP task). */
+  sagaAnswer(caller: Caller, workflowId: string, tenant?: string) {
+    return sagaAnswer(this.reads, caller, workflowId, tenant);
   }
 
   /** `GET /v1/sagas`: the sagas this effectd runs, and those set aside. */

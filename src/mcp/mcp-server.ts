@@ -105,7 +105,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     // The caller's trace context travels in params._meta (traceparent, tracestate), else in the HTTP request's headers.
     const carrier = (meta as { traceparent?: unknown } | undefined)?.traceparent !== undefined ? meta : options.transportTrace;
     const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
-    return offerTask(tasks, envelope, submitted.outcome, identified(outcomeResult(submitted.outcome), source, command));
+    return offerTask(tasks, envelope, submitted, identified(outcomeResult(submitted.outcome), source, command));
   };
   /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
   const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
@@ -146,7 +146,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     }, (args, ctx) => answered(async () => {
       const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
       const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
-      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta);
+      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta, ctx.mcpReq.envelope);
     }));
   }
 

@@ -8,8 +8,9 @@ import { outcomeResult } from './results.js';
  * effectd's ledger: a task IS an effect. Its id is the effect's id, journaled (`declared`) before
  * anything was sent, so a task is durable before the answer that names it, and a re-issued call
  * with the same `_meta` identity names the same task. Its status is read from the ledger on every
- * `tasks/get`; nothing about a task is kept anywhere else. This module is the mapping only; the
- * methods that read the gateway are ./task-methods.ts. docs/mcp.md, "Tasks".
+ * `tasks/get`; nothing about a task is kept anywhere else. A saga start's task is the saga (its
+ * workflow: `sagaTaskId`). This module is the mapping only; the methods that read the gateway are
+ * ./task-methods.ts. docs/mcp.md, "Tasks".
  */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -32,6 +33,25 @@ export function declaresTasks(envelope: unknown): boolean {
   const capabilities = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES] as { extensions?: Record<string, unknown> } | undefined;
   const declared = capabilities?.extensions?.[TASKS_EXTENSION];
   return declared !== undefined && declared !== null;
+}
+
+const SAGA_TASK = 'saga/';
+
+/** A saga start's task id: the saga's workflow, in its tenant (one saga per workflow). */
+export function sagaTaskId(tenant: string, workflowId: string): string {
+  return `${SAGA_TASK}${encodeURIComponent(tenant)}/${encodeURIComponent(workflowId)}`;
+}
+
+/** The saga a task id names, if it names one (undefined: an effect id, or nothing). */
+export function sagaOfTask(taskId: string): { tenant: string; workflowId: string } | undefined {
+  if (!taskId.startsWith(SAGA_TASK)) return undefined;
+  const [tenant, workflowId, ...rest] = taskId.slice(SAGA_TASK.length).split('/');
+  if (!tenant || !workflowId || rest.length > 0) return undefined;
+  try {
+    return { tenant: decodeURIComponent(tenant), workflowId: decodeURIComponent(workflowId) };
+  } catch {
+    return undefined;
+  }
 }
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -80,9 +100,9 @@ export function withHuman(outcome: Pick<AgentOutcome, 'state' | 'checking'>): bo
  *   requests the CLIENT answers through `tasks/update`, and an operator's resolution is not one;
  * - withdrawn before anything was sent (an honoured `tasks/cancel`) → `cancelled`.
  */
-export function taskOf(outcome: AgentOutcome, times: TaskTimes, now: number, withdrawn = false): DetailedTask {
+export function taskOf(taskId: string, outcome: AgentOutcome, times: TaskTimes, now: number, withdrawn = false): DetailedTask {
   const fields = {
-    taskId: outcome.effectId,
+    taskId,
     createdAt: new Date(times.createdAt).toISOString(),
     lastUpdatedAt: new Date(times.lastUpdatedAt).toISOString(),
     ttlMs: null,

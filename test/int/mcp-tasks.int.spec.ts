@@ -1,7 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, resultFromTaskOutcome, type RawClientDispatch, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
-import { afterAll, describe, expect, it } from 'vitest';
-import { getJson, postJson, suiteEffectd, waitFor } from '../support/effectd-harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../packages/simulators/src/server.js';
+import { getJson, postJson, startEffectd, suiteEffectd, type InProcessEffectd } from '../support/effectd-harness.js';
 
 /**
  * The MCP Tasks extension (io.modelcontextprotocol/tasks, 2026-07-28) with the official TypeScript
@@ -185,4 +186,46 @@ describe('MCP Tasks: an unknown effect is a task read from the ledger', () => {
     const mismatched = await post(effectd.url, token(), { method: 'tasks/get', params: { taskId: effectId, _meta: envelope(true) } }, { 'mcp-name': 'eff_other' });
     expect(mismatched.error).toMatchObject({ code: -32020 });
   });
+});
+
+describe('MCP Tasks: a saga start still unknown is a task of its own', () => {
+  let payments: RunningSimulator;
+  let email: RunningSimulator;
+  let effectd: InProcessEffectd;
+  beforeAll(async () => {
+    [payments, email] = await Promise.all([startSimulator('payments', { options: { searchLagMs: 1_500 } }), startSimulator('email')]);
+    effectd = await startEffectd({ providerUrls: { payments: payments.url, email: email.url } });
+  });
+  afterAll(async () => {
+    await effectd?.close();
+    await Promise.all([payments?.close(), email?.close()]);
+  });
+
+  it('its charge is dropped after it committed: the start is a task (the saga\'s workflow), tasks/get completes once the saga did, cancel is refused', async () => {
+    const token = effectd.agent.authorization!.replace(/^Bearer /, '');
+    const workflowId = 'wf-mcp-task-saga';
+    await arm(payments.url, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }]);
+    const input = { subscriptionId: 'SUB-TASK', period: '2026-12', email: 'ana@example.com', amount: 900 };
+    const start = () => post(effectd.url, token, { method: 'tools/call', params: { name: 'saga_subscription-renewal', arguments: input, _meta: { 'dev.effectd/workflowId': workflowId, ...envelope(true) } } });
+    const first = await start();
+    expect(first.result).toMatchObject({ resultType: 'task', status: 'working', taskId: `saga/default/${workflowId}`, structuredContent: { status: 'unknown' } });
+    const taskId = first.result!.taskId as string;
+    // The same start again (its step's same-key resend dropped before the provider acts) names the same task.
+    await arm(payments.url, [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-before-mutation' } }]);
+    const again = await start();
+    await arm(payments.url, []);
+    expect(again.result).toMatchObject({ resultType: 'task', taskId, status: 'working' });
+
+    const cancel = await post(effectd.url, token, { method: 'tasks/cancel', params: { taskId, _meta: envelope(true) } });
+    expect(cancel.result).toMatchObject({ resultType: 'complete', _meta: { 'dev.effectd/cancel': { honoured: false } } });
+
+    let last: Record<string, any> | undefined;
+    for (const until = Date.now() + 20_000; Date.now() < until;) {
+      last = (await post(effectd.url, token, { method: 'tasks/get', params: { taskId, _meta: envelope(true) } })).result;
+      if (last?.status !== 'working') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(last).toMatchObject({ resultType: 'complete', taskId, status: 'completed', result: { resultType: 'complete', isError: false, structuredContent: { status: 'done', tool: 'saga:subscription-renewal' } } });
+    expect(((await getJson(`${payments.url}/_oracle/state`)).body.charges as Charge[]).filter((c) => c.metadata.invoice_id === 'SUB-TASK-2026-12')).toHaveLength(1);
+  }, 30_000);
 });
