@@ -48,7 +48,7 @@ async function post(url: string, token: string, message: { method: string; param
 
 describe('MCP Tasks: an unknown effect is a task read from the ledger', () => {
   // The charge's reply is lost after it committed, and the provider's search lags past the answer budget (0 here).
-  const suite = suiteEffectd({ payments: { searchLagMs: 2_500 } });
+  const suite = suiteEffectd({ payments: { searchLagMs: 4_000 } });
   const open: { close(): Promise<void> }[] = [];
   afterAll(async () => {
     for (const o of open) await o.close().catch(() => undefined);
@@ -193,7 +193,7 @@ describe('MCP Tasks: a saga start still unknown is a task of its own', () => {
   let email: RunningSimulator;
   let effectd: InProcessEffectd;
   beforeAll(async () => {
-    [payments, email] = await Promise.all([startSimulator('payments', { options: { searchLagMs: 1_500 } }), startSimulator('email')]);
+    [payments, email] = await Promise.all([startSimulator('payments', { options: { searchLagMs: 4_000 } }), startSimulator('email')]);
     effectd = await startEffectd({ providerUrls: { payments: payments.url, email: email.url } });
   });
   afterAll(async () => {
