@@ -134,9 +134,9 @@ export function pollIntervalMs(outcome: Pick<AgentOutcome, 'state' | 'checking' 
  * members): the SDK checks every tool answer against the tool's outputSchema, and a client that
  * reads it as a plain tool result still hears "being checked: do not start another".
  */
-export function createTaskResult(task: DetailedTask & { status: 'working' }, unknown: CallToolResult): CallToolResult {
+export function createTaskResult(task: DetailedTask & { status: 'working' }, today: CallToolResult): CallToolResult {
   // The SDK's CallToolResult type predates task results; the wire takes this shape (CreateTaskResult).
-  return { content: unknown.content, structuredContent: unknown.structuredContent, resultType: 'task', ...task } as unknown as CallToolResult;
+  return { content: today.content, structuredContent: today.structuredContent, resultType: 'task', ...task } as unknown as CallToolResult;
 }
 
 /** Statuses in which nothing was ever sent: the only ones where a cancel is honoured (the lifecycle table's EffectWithdrawn). */
