@@ -230,6 +230,10 @@ function mark(g, sc, e, mid) {
     case 'EffectReleased':
       g.append(s('circle', { cx: x, cy: mid, r: 6, class: 'mark released', ...data }, tip));
       break;
+    case 'EffectWithdrawn':
+      // Settled not done without a dispatch: the not-done colour, where an attempt's outcome would be.
+      g.append(s('circle', { cx: x, cy: mid, r: 6, fill: OUTCOME_COLOR.failed_before_effect, class: 'mark withdrawn', ...data }, tip));
+      break;
     default:
       break;
   }

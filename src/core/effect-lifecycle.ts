@@ -56,13 +56,13 @@ export const LIFECYCLE = {
     meaning: 'recorded, not sent yet: the next submission claims it',
     open: true, settled: false, inProgress: true, holdsContent: true, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: false, agent: 'unknown', saga: 'wait',
-    events: ['EffectHeld', 'AttemptStarted'],
+    events: ['EffectHeld', 'AttemptStarted', 'EffectWithdrawn'],
   },
   held: {
     meaning: 'a new step matching an effect that is done or open: never sent unless released',
     open: true, settled: false, inProgress: true, holdsContent: false, holdsTarget: false, holdsOnceTarget: false, unknownClock: false,
     human: 'no', resolvable: false, releasable: true, agent: 'as-holder', saga: 'wait',
-    events: ['EffectReleased'],
+    events: ['EffectReleased', 'EffectWithdrawn'],
   },
   dispatching: {
     meaning: 'claimed under a lease and sent; its lease running out makes it unknown',

@@ -25,6 +25,8 @@ export interface EffectState {
   /** For a held effect: the effect of the same content it was held against. */
   heldBy?: { effectId: string; step: string; scope: 'workflow' | 'tenant'; basis: 'content' | 'target'; workflowId?: string };
   releasedBy?: string;
+  /** Withdrawn before anything was sent (`EffectWithdrawn`): by whom. It settled as not done. */
+  withdrawnBy?: string;
   /** After a settle through a resend: what the duplicate audit found (absent until it ran). */
   audit?: EffectAudit;
   /** After a proof of absence: what looking it up once more later found (absent until it ran). */

@@ -113,6 +113,18 @@ export const effectReleased = z.object({
 });
 
 /**
+ * The one who declared an effect (or an operator) withdraws it before anything was sent (an MCP
+ * `tasks/cancel`): it settles as not done, and nothing is ever sent for it. Only a never-dispatched
+ * effect (declared, held) can be withdrawn: once sent, the world cannot be cancelled.
+ */
+export const effectWithdrawn = z.object({
+  type: z.literal('EffectWithdrawn'),
+  ...base,
+  withdrawnBy: z.string(),
+  reason: z.string(),
+});
+
+/**
  * After an effect settled through a same-key resend, a lookup of its stamped reference found more
  * than one object: the provider acted twice (it forgot the key sooner than its contract says).
  * `receipts` lists every object found, the effect's own receipt first.
@@ -197,6 +209,7 @@ export const effectEvent = z.discriminatedUnion('type', [
   effectResolved,
   effectHeld,
   effectReleased,
+  effectWithdrawn,
   duplicateDetected,
   resendAudited,
   duplicateHandled,
@@ -211,6 +224,7 @@ export type EffectEvent = z.infer<typeof effectEvent>;
 export type WorkflowEvent = Exclude<LedgerEvent, EffectEvent>;
 export type EffectHeld = z.infer<typeof effectHeld>;
 export type EffectReleased = z.infer<typeof effectReleased>;
+export type EffectWithdrawn = z.infer<typeof effectWithdrawn>;
 export type DecisionRecorded = z.infer<typeof decisionRecorded>;
 export type EffectDeclared = z.infer<typeof effectDeclared>;
 export type AttemptStarted = z.infer<typeof attemptStarted>;

@@ -112,6 +112,12 @@ export function evolveEffect(effect: EffectState | undefined, event: EffectEvent
       next.releasedBy = event.releasedBy;
       return next;
     }
+    case 'EffectWithdrawn': {
+      // The table admits it only while declared or held; a claim, even a lost one, may have sent it.
+      if (effect.attempts.length > 0) reject('an effect that was claimed may have been sent: the world cannot be cancelled');
+      next.withdrawnBy = event.withdrawnBy;
+      return settle(next, 'failed_before_effect', event.at, undefined, `withdrawn by ${event.withdrawnBy} before anything was sent: ${event.reason}`);
+    }
     case 'AttemptStarted': {
       const previous = currentAttempt(effect);
       if (event.attempt !== effect.attempts.length + 1) reject(`attempt ${event.attempt} out of order`);

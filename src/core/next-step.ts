@@ -1,6 +1,6 @@
 import { canonicalJson } from './canonical-json.js';
 import { findContentMatch, findTargetHold } from './content-index.js';
-import { lifecycleOf, ONCE_TARGET_HOLDING_STATUSES, TARGET_HOLDING_STATUSES } from './effect-lifecycle.js';
+import { acceptsEvent, lifecycleOf, ONCE_TARGET_HOLDING_STATUSES, TARGET_HOLDING_STATUSES } from './effect-lifecycle.js';
 import { absenceUnaudited, currentAttempt, effectStatus, needsAudit, type AttemptRecord, type EffectState } from './effect-state.js';
 import type { DecisionRecorded } from './events.js';
 import type { WorkflowState } from './fold.js';
@@ -62,8 +62,11 @@ export type Mode =
   | { kind: 'settle'; progress: Progress }
   /** The background reconciler's schedule: lookups with backoff, resends, proofs of absence, escalation, audits. */
   | { kind: 'reconcile' }
-  /** What an operator asked for. */
-  | { kind: 'operator'; action: 'release' | 'resolve' };
+  /** What an operator asked for, or (`withdraw`, an MCP tasks/cancel) the one who declared the effect. */
+  | { kind: 'operator'; action: OperatorAction };
+
+/** An action on one effect from outside effectd: an operator's release or resolution, or a withdrawal before anything was sent. */
+export type OperatorAction = 'release' | 'resolve' | 'withdraw';
 
 /** Where an effect a new step matches was found, and on what basis. */
 export interface Hold {
@@ -96,6 +99,8 @@ export type Step =
   | { kind: 'wait'; until: number; why: string }
   /** An operator's resolution may be recorded. */
   | { kind: 'resolve' }
+  /** Nothing was sent: the effect may be withdrawn (settled not done, never sent). */
+  | { kind: 'withdraw' }
   /** Read this first, then decide again. */
   | { kind: 'read'; what: 'tenant-content' }
   | { kind: 'read'; what: 'holder'; workflowId: string; effectId: string };
@@ -313,12 +318,20 @@ function settleStep(effect: EffectState, now: number, policy: ReconcilePolicy, p
   return next;
 }
 
-function operatorStep({ effect, now }: StepInput, action: 'release' | 'resolve'): Step {
+function operatorStep({ effect, now }: StepInput, action: OperatorAction): Step {
   if (!effect) return { kind: 'refuse', code: 'illegal_transition', message: 'no such effect', details: {} };
   const status = effectStatus(effect, now);
   const row = lifecycleOf(status);
-  if (action === 'release') {
-    return row.releasable ? { kind: 'release', why: 'released by an operator', by: 'operator' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}, not held`, details: { effectId: effect.effectId, status } };
+  switch (action) {
+    case 'release':
+      return row.releasable ? { kind: 'release', why: 'released by an operator', by: 'operator' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}, not held`, details: { effectId: effect.effectId, status } };
+    case 'withdraw':
+      // The table says where nothing was sent (declared, held); anything claimed may be in the world.
+      return acceptsEvent(status, 'EffectWithdrawn') && effect.attempts.length === 0
+        ? { kind: 'withdraw' }
+        : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}: it was sent (or claimed to be sent) to the provider, and the world cannot be cancelled; effectd settles it`, details: { effectId: effect.effectId, status } };
+    case 'resolve':
+      break;
   }
   return row.resolvable ? { kind: 'resolve' } : { kind: 'refuse', code: 'illegal_transition', message: `effect ${effect.effectId} is ${status}: only an escalated, terminal or unknown effect can be resolved`, details: { effectId: effect.effectId, status } };
 }

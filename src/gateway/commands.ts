@@ -135,6 +135,23 @@ export async function release(parts: CommandParts, caller: Caller, effectId: str
 }
 
 /**
+ * Withdraws an effect before anything was sent for it (an MCP `tasks/cancel`): the credential that
+ * declared it, or an operator. A saga's step is the saga's to run, never withdrawn from outside.
+ * Refused (illegal_transition, with where it stands) once it was claimed: the world cannot be cancelled.
+ */
+export async function withdraw(parts: CommandParts, caller: Caller, effectId: string, reason: string): Promise<AgentOutcome> {
+  const effect = await visibleEffect(parts.reads, caller, effectId);
+  if (caller.role !== 'operator' && caller.name !== effect.declared.principal) {
+    throw new EffectdError('forbidden', `${caller.name} did not declare effect ${effectId} (${effect.declared.principal} did); only it or an operator may withdraw it`, { effectId });
+  }
+  if (effect.declared.principal.startsWith('saga:')) {
+    throw new EffectdError('illegal_transition', `effect ${effectId} is a step of ${effect.declared.principal}: the saga runs it, it is not withdrawn from outside`, { effectId });
+  }
+  const withdrawn = await parts.shell.withdraw(effect, caller.name, reason);
+  return parts.shell.answer(withdrawn, true);
+}
+
+/**
  * An operator deals with one extra object of a detected duplicate: `compensate` runs the tool's
  * declared undo for that receipt as an effect of its own (keyed, reconciled), `keep` leaves it.
  */

@@ -12,7 +12,7 @@ import type { EffectIndex, Reads } from './reads.js';
 import { effectDetail, effectList } from './views/effects.js';
 import { serviceMeta } from './views/lifecycle.js';
 import { sagaCatalog } from './views/saga-catalog.js';
-import { sagaList, sagaView } from './views/sagas.js';
+import { sagaAnswer, sagaList, sagaView } from './views/sagas.js';
 import { toolCatalog } from './views/tool-catalog.js';
 import { decisionList, stepHistory, workflowList, workflowTimeline } from './views/workflows.js';
 
@@ -86,6 +86,11 @@ export class Gateway {
     return commands.release(this.commandParts, caller, effectId, body);
   }
 
+  /** The credential that declared an effect (or an operator) withdraws it before anything was sent: not done, never sent (MCP tasks/cancel). */
+  withdraw(caller: Caller, effectId: string, reason: string): Promise<AgentOutcome> {
+    return commands.withdraw(this.commandParts, caller, effectId, reason);
+  }
+
   /** An operator deals with one extra object of a detected duplicate (`compensate` runs the tool's undo, `keep` leaves it). */
   handleDuplicate(caller: Caller, effectId: string, receipt: string, body: unknown) {
     return commands.handleDuplicate(this.commandParts, caller, effectId, receipt, body);
@@ -124,6 +129,11 @@ export class Gateway {
 
   saga(caller: Caller, workflowId: string, tenant?: string): Promise<SagaView> {
     return sagaView(this.reads, caller, workflowId, tenant);
+  }
+
+  /** A saga as its start's three-state answer, with when it started and last moved (an MCP task). */
+  sagaAnswer(caller: Caller, workflowId: string, tenant?: string) {
+    return sagaAnswer(this.reads, caller, workflowId, tenant);
   }
 
   /** `GET /v1/sagas`: the sagas this effectd runs, and those set aside. */

@@ -76,6 +76,8 @@ function effectRecord(event: EffectEvent, effect: EffectState, enabled: (level: 
       return record('info', () => `held as a duplicate intent of effect ${event.matchedEffectId} (step ${event.matchedStep}, ${event.scope} ${event.basis ?? 'content'}): ${about}`, () => ({ matchedEffectId: event.matchedEffectId, matchedWorkflowId: event.matchedWorkflowId, scope: event.scope }));
     case 'EffectReleased':
       return record('info', () => `released by ${event.releasedBy}: ${about}: ${event.reason}`, () => ({ actor: event.releasedBy, reason: event.reason }));
+    case 'EffectWithdrawn':
+      return record('info', () => `withdrawn by ${event.withdrawnBy} before anything was sent: ${about}: ${event.reason}`, () => ({ actor: event.withdrawnBy, reason: event.reason }));
     case 'DuplicateDetected':
       return record('error', () => `DUPLICATE at the provider: ${about} exists ${event.receipts.length} times: ${event.receipts.join(', ')}; an operator decides (console, or POST /v1/effects/${event.effectId}/duplicates/<receipt>)`, () => ({ receipts: event.receipts }));
     case 'ResendAudited':

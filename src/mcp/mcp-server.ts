@@ -12,6 +12,7 @@ import { errorResult } from './error-result.js';
 import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
+import { offerTask, registerTaskMethods } from './task-methods.js';
 import { waitFrom } from './wait.js';
 import { withTraceFrom } from '../tracing/index.js';
 import { relayFor } from './upstream-relay.js';
@@ -97,12 +98,15 @@ export interface McpServerOptions {
 export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
   const { gateway } = runtime;
-  const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta', waitMs?: number, meta?: unknown) => {
+  // The Tasks extension (src/mcp/task-methods.ts): tasks/* methods, and an unknown answer as a task for clients that declare it.
+  const tasks = { gateway, caller, now: () => Date.now() };
+  registerTaskMethods(server, tasks);
+  const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta', waitMs?: number, meta?: unknown, envelope?: unknown) => {
     runtime.metrics.commandReceived('mcp');
     // The caller's trace context travels in params._meta (traceparent, tracestate), else in the HTTP request's headers.
     const carrier = (meta as { traceparent?: unknown } | undefined)?.traceparent !== undefined ? meta : options.transportTrace;
     const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
-    return identified(outcomeResult(submitted.outcome), source, command);
+    return offerTask(tasks, envelope, submitted, identified(outcomeResult(submitted.outcome), source, command));
   };
   /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
   const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
@@ -127,7 +131,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
         ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}),
         ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
         ...(identity.repeat !== undefined ? { repeat: identity.repeat } : {}),
-      }, source, waitFrom(ctx.mcpReq._meta), ctx.mcpReq._meta);
+      }, source, waitFrom(ctx.mcpReq._meta), ctx.mcpReq._meta, ctx.mcpReq.envelope);
     }));
   }
 
@@ -143,7 +147,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     }, (args, ctx) => answered(async () => {
       const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
       const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
-      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta);
+      return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta, ctx.mcpReq.envelope);
     }));
   }
 

@@ -65,6 +65,8 @@ export interface Health {
 
 /** A stream nobody writes: reading it asks the ledger for nothing but an answer. */
 const HEALTH_PROBE_STREAM = 'effectd-health-probe';
+/** How slow the background loops get while the ledger is quiet: how late an idle instance sees another instance's writes. */
+const IDLE_POLL_MS = 1_000;
 
 /** One effectd application, composed once: every door (HTTP, Kafka, MCP, CLI) only calls into it. */
 export interface EffectdApp {
@@ -115,7 +117,9 @@ export function compose(settings: AppSettings, adapters: Adapters): EffectdApp {
     onError: (what, error) => logError(what)(error),
   });
   const tickMs = settings.reconcileTickMs;
-  const reconcilerWorker = new ReconcilerWorker(openEffects, shell.runner, now, { tickMs, onError: logError('reconciler') });
+  // While nothing is open and nothing is written, the background loops poll the ledger at most once a second.
+  const idleMs = Math.max(tickMs ?? 0, IDLE_POLL_MS);
+  const reconcilerWorker = new ReconcilerWorker(openEffects, shell.runner, now, { tickMs, idleTickMs: idleMs, onError: logError('reconciler') });
   // A scrape reads no ledger: the read side follows it in the background.
   metrics.beforeScrape(async () => {
     await openEffects.fresh();
@@ -125,7 +129,7 @@ export function compose(settings: AppSettings, adapters: Adapters): EffectdApp {
   const sagas = configuredSagas(config, tools);
   const sagaRunner = new SagaRunner(shell, sagas, metrics, config.sagas.compensationRetry);
   metrics.initSagas(sagas.names());
-  const sagaWorker = new SagaWorker(openEffects, sagaRunner, tickMs ?? 250, logError('saga worker'));
+  const sagaWorker = new SagaWorker(openEffects, sagaRunner, { everyMs: tickMs ?? 250, idleMs }, logError('saga worker'));
   const effects: EffectIndex = {
     recentLimit: settings.recentEffects,
     async locate(effectId) {
@@ -151,12 +155,18 @@ export function compose(settings: AppSettings, adapters: Adapters): EffectdApp {
       }
     },
   };
-  openEffects.follow(tickMs ?? 200, logError('read side'));
+  openEffects.follow({ everyMs: tickMs ?? 200, idleMs }, logError('read side'));
   // One observer of the ledger: every event this instance appends is logged once, by the instance that appended it.
   shell.core.store.onAppended(logAppendedEvents(logger));
   // The read side takes this instance's own appends as they are made, not read back and decoded,
   // with the effects' states the store folded (not folded again).
   shell.core.store.onAppended((stream, events, after) => openEffects.appended(stream, after.revision - events.length + 1, events, after));
+  // What this instance writes may open an effect or a saga: slowed loops come back at once.
+  shell.core.store.onAppended(() => {
+    openEffects.wake();
+    reconcilerWorker.wake();
+    sagaWorker.wake();
+  });
   let reconciling = false;
   return {
     gateway, tools, sagas, health, metrics, logger, credentials, instanceId, now, ledger, shell, openEffects, reconcilerWorker, sagaRunner,

@@ -9,6 +9,7 @@ import { NO_STREAM, type Ledger } from '../ledger/ledger.port.js';
 
 /** An effect that is not settled for good: unknown, dispatching, escalated, or terminal (waiting for a human). */
 import type { OpenEffect, OpenSaga, OpenWork } from '../shell/open-work.js';
+import { PacedLoop, type Pace } from '../shared/paced-loop.js';
 export type { OpenEffect, OpenSaga };
 
 /** How many effects settled for good, per tool and final state (what the gauges add to the open ones). */
@@ -51,7 +52,7 @@ export class OpenEffectsProjection {
   private readonly settled = new Map<string, SettledCount>();
   private savedPosition = -1;
   private catchingUp: Promise<number> | undefined;
-  private followTimer: NodeJS.Timeout | undefined;
+  private follower: PacedLoop | undefined;
   /** A catch-up pass has completed since start: the views reflect the ledger up to a recent position. */
   private caughtUp = false;
   /** Streams whose events up to this revision were applied when this instance appended them, before the catch-up read them. */
@@ -188,19 +189,21 @@ export class OpenEffectsProjection {
     return [...this.settled.values()];
   }
 
-  /** Keeps the views current in the background, so requests and scrapes never wait for a catch-up. */
-  follow(everyMs: number, onError: (error: unknown) => void): void {
-    const loop = () => {
-      void this.catchUp().catch(onError).finally(() => {
-        if (this.followTimer) this.followTimer = setTimeout(loop, everyMs);
-      });
-    };
-    this.followTimer = setTimeout(loop, 0);
+  /** Keeps the views current in the background, so requests and scrapes never wait for a catch-up; slower while the ledger is quiet. */
+  follow(pace: Pace, onError: (error: unknown) => void): void {
+    this.follower = new PacedLoop(async () => (await this.catchUp()) > 0, pace, onError);
+    // Not before the code running now is done: a runtime that starts its reconciler loads the snapshot first.
+    this.follower.start(0);
+  }
+
+  /** This instance wrote: the ledger is not quiet. */
+  wake(): void {
+    this.follower?.wake();
   }
 
   async unfollow(): Promise<void> {
-    clearTimeout(this.followTimer);
-    this.followTimer = undefined;
+    await this.follower?.stop();
+    this.follower = undefined;
     await this.catchingUp?.catch(() => {});
   }
 

@@ -2,9 +2,9 @@ import type { AgentOutcome } from '../core/agent-outcome.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { effectStatus, type EffectState } from '../core/effect-state.js';
 import { EffectdError, isEffectdError } from '../core/errors.js';
-import type { AbsenceAudited, AttemptStarted, DuplicateDetected, LateArrivalDetected, DuplicateHandled, EffectEscalated, EffectHeld, EffectReleased, EffectResolved, LedgerEvent, ReconciliationChecked, ResendAudited } from '../core/events.js';
+import type { AbsenceAudited, AttemptStarted, DuplicateDetected, LateArrivalDetected, DuplicateHandled, EffectEscalated, EffectHeld, EffectReleased, EffectResolved, EffectWithdrawn, LedgerEvent, ReconciliationChecked, ResendAudited } from '../core/events.js';
 import type { WorkflowState } from '../core/fold.js';
-import { nextStep, type Lookaside, type Mode, type Progress, type Step, type Submission } from '../core/next-step.js';
+import { nextStep, type Lookaside, type Mode, type OperatorAction, type Progress, type Step, type Submission } from '../core/next-step.js';
 import { askedAt } from '../core/reconcile-schedule.js';
 import { workflowStream } from '../core/streams.js';
 import { targetKeyOf } from '../core/fold.js';
@@ -366,6 +366,22 @@ export class EffectRunner {
     return core.dispatchAndRecord(prepared, started);
   }
 
+  /**
+   * Withdraws an effect nothing was sent for (declared, held): it settles as not done and is never
+   * sent. Refused (illegal_transition, saying so) once anything was claimed: the world cannot be
+   * cancelled. Decided on the stream as it stands, so a claim that won the race refuses it.
+   */
+  withdraw(effect: EffectState, withdrawnBy: string, reason: string): Promise<EffectState> {
+    const { core } = this;
+    return core.update(workflowStream(effect.declared.tenant, effect.declared.workflowId), (workflow) => {
+      const current = workflow.effects.get(effect.effectId)!;
+      const step = this.operatorStep(current, 'withdraw');
+      const event: EffectWithdrawn = { type: 'EffectWithdrawn', v: 1, at: core.now(), effectId: effect.effectId, withdrawnBy, reason };
+      if (step.kind !== 'withdraw' || !accepts(workflow, [event])) throw refusal(step, `effect ${effect.effectId} cannot be withdrawn now`);
+      return { append: [event], answer: (after) => after.effects.get(effect.effectId)! };
+    });
+  }
+
   /** Records how an operator dealt with one extra object of a detected duplicate. */
   handleDuplicate(effect: EffectState, handling: DuplicateHandling): Promise<EffectState> {
     const { core } = this;
@@ -378,7 +394,7 @@ export class EffectRunner {
     });
   }
 
-  private operatorStep(effect: EffectState, action: 'release' | 'resolve'): Step {
+  private operatorStep(effect: EffectState, action: OperatorAction): Step {
     const tool = this.core.deps.tools.get(effect.declared.tool);
     return nextStep({ effect, policy: tool?.policy ?? NO_POLICY, now: this.core.now(), mode: { kind: 'operator', action } });
   }

@@ -146,6 +146,10 @@ export class EffectShell implements ShellPort {
     });
   }
 
+  withdraw(effect: EffectState, withdrawnBy: string, reason: string): Promise<EffectState> {
+    return this.runner.withdraw(effect, withdrawnBy, reason);
+  }
+
   handleDuplicate(effect: EffectState, handling: DuplicateHandling): Promise<EffectState> {
     return this.runner.handleDuplicate(effect, handling);
   }

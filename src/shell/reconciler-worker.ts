@@ -1,9 +1,12 @@
 import type { OpenWork } from './open-work.js';
 import { withStoredTrace } from '../tracing/index.js';
 import type { EffectRunner } from './effect-runner.js';
+import { PacedLoop } from '../shared/paced-loop.js';
 
 export interface ReconcilerWorkerOptions {
   tickMs?: number;
+  /** The most a tick waits while nothing is open (default: tickMs, never slower). */
+  idleTickMs?: number;
   snapshotEveryMs?: number;
   onError?: (error: unknown) => void;
 }
@@ -13,10 +16,8 @@ export interface ReconcilerWorkerOptions {
  * reconciliation step for each effect that is due. Work grows with open effects, not history.
  */
 export class ReconcilerWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private loop: PacedLoop | undefined;
   private lastSnapshot = 0;
-  private stopped = false;
 
   constructor(
     private readonly projection: OpenWork,
@@ -48,22 +49,20 @@ export class ReconcilerWorker {
     return stepped;
   }
 
+  /** Ticks every tickMs while any effect is open (each has a due time); slower while none is. */
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.tick()
-        .then(() => undefined, (error: unknown) => this.options.onError?.(error))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.options.tickMs ?? 200);
-        });
-    };
-    loop();
+    const everyMs = this.options.tickMs ?? 200;
+    this.loop = new PacedLoop(async () => (await this.tick()) > 0 || this.projection.list().length > 0, { everyMs, idleMs: Math.max(everyMs, this.options.idleTickMs ?? everyMs) }, (error) => this.options.onError?.(error));
+    this.loop.start();
+  }
+
+  /** This instance wrote: an effect may have opened. */
+  wake(): void {
+    this.loop?.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
     this.projection.save();
   }
 }

@@ -1,17 +1,16 @@
 import type { OpenWork } from './open-work.js';
 import { withStoredTrace } from '../tracing/index.js';
 import type { SagaRunner } from './saga-runner.js';
+import { PacedLoop, type Pace } from '../shared/paced-loop.js';
 
 /**
  * Resumes every open saga: one paused on an unknown step moves on once the reconciler or a human
  * settles it, and one whose instance died mid-compensation is finished by whichever instance runs this.
  */
 export class SagaWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private loop: PacedLoop | undefined;
 
-  constructor(private readonly openWork: OpenWork, private readonly runner: SagaRunner, private readonly tickMs = 250, private readonly onError: (error: unknown) => void = () => {}) {}
+  constructor(private readonly openWork: OpenWork, private readonly runner: SagaRunner, private readonly pace: Pace = { everyMs: 250, idleMs: 250 }, private readonly onError: (error: unknown) => void = () => {}) {}
 
   async tick(): Promise<void> {
     await this.openWork.catchUp();
@@ -25,19 +24,21 @@ export class SagaWorker {
     }
   }
 
+  /** Ticks at the pace's rate while a saga is open; slower while none is. */
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.tick().then(() => undefined, this.onError).finally(() => {
-        if (!this.stopped) this.timer = setTimeout(loop, this.tickMs);
-      });
-    };
-    loop();
+    this.loop = new PacedLoop(async () => {
+      await this.tick();
+      return this.openWork.openSagas().length > 0;
+    }, this.pace, this.onError);
+    this.loop.start();
+  }
+
+  /** This instance wrote: a saga may have started. */
+  wake(): void {
+    this.loop?.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
   }
 }

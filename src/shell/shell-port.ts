@@ -73,6 +73,8 @@ export interface ShellPort {
   resolve(effect: EffectState, resolution: Resolution): Promise<EffectState>;
   /** An operator lets a held effect go: released and claimed in one append, then dispatched. */
   release(effect: EffectState, releasedBy: string, reason: string): Promise<ShellAnswer>;
+  /** The one who declared an effect (or an operator) withdraws it before anything was sent: not done, never sent; refused once claimed. */
+  withdraw(effect: EffectState, withdrawnBy: string, reason: string): Promise<EffectState>;
   /** Records how an operator dealt with one extra object of a detected duplicate. */
   handleDuplicate(effect: EffectState, handling: DuplicateHandling): Promise<EffectState>;
   /** A workflow's state now (the fold of its stream). */

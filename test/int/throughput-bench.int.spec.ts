@@ -44,4 +44,19 @@ describe('npm run bench:throughput', () => {
       await probe.end();
     }
   }, 200_000);
+
+  it("counts the broker's requests per effect on a Kafka lane, from the broker's own metrics", async () => {
+    await ensureBuilt();
+    const out = join(tempDir(), 'throughput-kafka.json');
+    const { stdout } = await run(process.execPath, ['packages/bench/dist/packages/bench/src/throughput-bench.js', '--ingress', 'kafka', '--concurrency', '4', '--effects', '40', '--warmup', '0', '--reps', '1', '--idle-seconds', '1', '--out', out], { timeout: 180_000, maxBuffer: 10_000_000 });
+    expect(stdout).toMatch(/broker req\/eff/);
+    const result = JSON.parse(readFileSync(out, 'utf8')) as { summaries: (Summary & { brokerRequestsPerEffect?: number; brokerRequestsByApi?: Record<string, number> })[] };
+    const kafka = result.summaries.find((s) => s.ingress === 'kafka')!;
+    expect(kafka.notDone).toBe(0);
+    // Each command and each answer is in some produce request, and both sides fetch: never zero, never absurd at c=4.
+    expect(kafka.brokerRequestsByApi?.Produce).toBeGreaterThan(0);
+    expect(kafka.brokerRequestsByApi?.Fetch).toBeGreaterThan(0);
+    expect(kafka.brokerRequestsPerEffect).toBeGreaterThan(0.1);
+    expect(kafka.brokerRequestsPerEffect).toBeLessThan(20);
+  }, 200_000);
 });

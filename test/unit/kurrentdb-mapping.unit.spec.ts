@@ -68,6 +68,7 @@ const examples: Record<LedgerEvent['type'], LedgerEvent> = {
   EffectResolved: { type: 'EffectResolved', v: 1, at: 1_500, effectId: 'eff_1', resolvedBy: 'ops@acme', outcome: 'failed_before_effect', reason: 'checked by hand' },
   EffectHeld: { type: 'EffectHeld', v: 1, at: 1_600, effectId: 'eff_2', matchedEffectId: 'eff_1', matchedStep: '2', scope: 'workflow' },
   EffectReleased: { type: 'EffectReleased', v: 1, at: 1_700, effectId: 'eff_2', releasedBy: 'ops@acme', reason: 'a second charge on purpose' },
+  EffectWithdrawn: { type: 'EffectWithdrawn', v: 1, at: 1_700, effectId: 'eff_3', withdrawnBy: 'agent:planner', reason: 'MCP tasks/cancel' },
   DuplicateDetected: { type: 'DuplicateDetected', v: 1, at: 2_000, effectId: 'eff_1', receipts: ['ch_1', 'ch_2'], asked: 'GET /v1/charges/search?query=…', seen: '2 match(es)' },
   ResendAudited: { type: 'ResendAudited', v: 1, at: 2_000, effectId: 'eff_1', verdict: 'single', asked: 'GET /v1/charges/search?query=…', seen: '1 match(es)' },
   DuplicateHandled: { type: 'DuplicateHandled', v: 1, at: 2_100, effectId: 'eff_1', receipt: 'ch_2', action: 'compensated', handledBy: 'ops@acme', reason: 'refunded the extra charge', compensationEffectId: 'eff_9' },

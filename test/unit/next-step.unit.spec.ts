@@ -22,7 +22,7 @@ const noLookupNoKey: EffectPolicy = { lookup: 'none', lookupConsistent: false, d
 const seen = new Set<EffectStatus | 'new'>();
 
 interface When {
-  mode: 'submit' | 'settle' | 'reconcile' | 'release' | 'resolve';
+  mode: 'submit' | 'settle' | 'reconcile' | 'release' | 'resolve' | 'withdraw';
   now: number;
   policy?: EffectPolicy;
   progress?: Progress;
@@ -217,6 +217,20 @@ describe('nextStep, an operator\'s action', () => {
     expect(given(committed()).when({ mode: 'resolve', now: 2_000 })).toMatchObject({ kind: 'refuse', code: 'illegal_transition' });
     expect(given(committed()).when({ mode: 'release', now: 2_000 })).toMatchObject({ kind: 'refuse', code: 'illegal_transition' });
   });
+  it('(declared, held) withdrawable, nothing was sent; (dispatching, unknown, committed) refused: the world cannot be cancelled', () => {
+    expect(given([decl()]).when({ mode: 'withdraw', now: 1_000 })).toEqual({ kind: 'withdraw' });
+    expect(given(heldBehind(lost(), 'content')).when({ mode: 'withdraw', now: 1_400, effectId: OTHER })).toEqual({ kind: 'withdraw' });
+    expect(given([decl(), started(E, 1, 1_100)]).when({ mode: 'withdraw', now: 1_200 })).toMatchObject({ kind: 'refuse', code: 'illegal_transition', message: expect.stringMatching(/world cannot be cancelled/) });
+    expect(given(lost()).when({ mode: 'withdraw', now: 1_300 })).toMatchObject({ kind: 'refuse', code: 'illegal_transition' });
+    expect(given(committed()).when({ mode: 'withdraw', now: 2_000 })).toMatchObject({ kind: 'refuse', code: 'illegal_transition' });
+  });
+  it('a withdrawn effect is not done for good: a re-submission replays it, nothing is claimed', () => {
+    const withdrawn: EffectEvent = { type: 'EffectWithdrawn', v: 1, at: 1_100, effectId: E, withdrawnBy: 'agent', reason: 'MCP tasks/cancel' };
+    const state = foldWorkflow([decl(), withdrawn]).effects.get(E)!;
+    expect(state).toMatchObject({ recordedStatus: 'failed_before_effect', withdrawnBy: 'agent', attempts: [] });
+    expect(given([decl(), withdrawn]).when({ mode: 'submit', now: 1_200 })).toMatchObject({ kind: 'answer', as: 'replayed' });
+    expect(given([decl(), withdrawn]).when({ mode: 'reconcile', now: 100_000 })).toEqual({ kind: 'none' });
+  });
 });
 
 /** A history that brings effect E to each status (at t=2,000 for the lease). */
@@ -235,6 +249,7 @@ const reach: Record<EffectStatus, EffectEvent[]> = {
 const example: Record<Exclude<EffectEventType, 'EffectDeclared'>, (state: EffectState) => EffectEvent> = {
   EffectHeld: () => ({ ...held('content'), effectId: E, matchedEffectId: OTHER, at: 2_000 }),
   EffectReleased: () => ({ type: 'EffectReleased', v: 1, at: 2_000, effectId: E, releasedBy: 'op', reason: 'test' }),
+  EffectWithdrawn: () => ({ type: 'EffectWithdrawn', v: 1, at: 2_000, effectId: E, withdrawnBy: 'agent', reason: 'test' }),
   AttemptStarted: (s) => started(E, s.attempts.length + 1, 2_000),
   AttemptFinished: (s) => finished(E, Math.max(1, s.attempts.length), 2_000, 'committed', 'ch_9'),
   ReconciliationChecked: () => ({ type: 'ReconciliationChecked', v: 1, at: 2_000, effectId: E, method: 'lookup-by-reference', asked: 'search', seen: 'found', verdict: 'committed', receipt: 'ch_9' }),

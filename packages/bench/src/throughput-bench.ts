@@ -19,8 +19,9 @@ import { benchCommands, dbosCall, directCall, httpCall, kafkaCaller } from './th
 import { closedLoop, httpPoster, quantile, type Call } from './throughput/load.js';
 import { parseBenchOptions, USAGE, type BenchOptions } from './throughput/options.js';
 import { benchDatabaseUrl, PgProbe } from './throughput/pg-counters.js';
-import { cpuDelta, findProcess, sampleCpu, type RolePids } from './throughput/proc-cpu.js';
-import { ratios, renderRatios, renderTable, summarize, type LaneKey, type LaneRun } from './throughput/report.js';
+import { BrokerRequests, requestDelta, type RequestDelta } from './throughput/broker-requests.js';
+import { cpuDelta, findProcess, listeningPid, sampleCpu, type RolePids } from './throughput/proc-cpu.js';
+import { ratios, renderBrokerRequests, renderRatios, renderTable, summarize, type LaneKey, type LaneRun } from './throughput/report.js';
 
 const WARMUP_CONCURRENCY = 16;
 /** Long enough for the backends' cumulative statistics to be flushed (PostgreSQL flushes an idle backend's within 1 s). */
@@ -53,7 +54,9 @@ async function main(options: BenchOptions): Promise<void> {
   const probe = await PgProbe.open(database.url);
   const synchronousCommit = await probe.scalar('SHOW synchronous_commit');
   const wantsKafka = options.ingresses.includes('kafka');
-  const brokerPid = wantsKafka ? findProcess('kafka.Kafka') : undefined;
+  // The broker behind --kafka (its first address), whichever other brokers run here.
+  const brokerPid = wantsKafka ? listeningPid(Number(options.brokers[0]!.split(':').pop())) ?? findProcess('kafka.Kafka') : undefined;
+  const brokerRequests = brokerPid ? await BrokerRequests.attach(brokerPid) : undefined;
   const payments = await spawnSimulator('payments');
   const poster = httpPoster();
   const fleets: Fleet[] = [];
@@ -61,6 +64,7 @@ async function main(options: BenchOptions): Promise<void> {
   const closers: (() => Promise<void>)[] = [];
   const runs: LaneRun[] = [];
   let idleEffectdMsPerSecond: Record<string, number> | undefined;
+  let idleBrokerRequests: RequestDelta | undefined;
   try {
     const setup = { run, dir, secret: randomBytes(32).toString('hex'), ledgerUrl: database.url, brokers: options.brokers, paymentsUrl: payments.url };
     const kafkaCalls = new Map<Fleet, Awaited<ReturnType<typeof kafkaCaller>>>();
@@ -117,10 +121,12 @@ async function main(options: BenchOptions): Promise<void> {
       // What an instance spends per second with no load at all (polling, timers): a c=1 effect pays its share of it.
       await sleep(STATS_SETTLE_MS);
       const pids = Object.fromEntries(idle.map(({ measured }) => [measured.label, measured.pids()]));
+      const requestsBefore = await brokerRequests?.sample();
       const before = sampleCpu(pids);
-      await sleep(3_000);
+      await sleep(options.idleSeconds * 1000);
       const used = cpuDelta(before, sampleCpu(pids));
-      idleEffectdMsPerSecond = Object.fromEntries(idle.map(({ measured, instances }) => [measured.label, used[measured.label]! / 3 / instances]));
+      if (brokerRequests && requestsBefore) idleBrokerRequests = requestDelta(requestsBefore, await brokerRequests.sample());
+      idleEffectdMsPerSecond = Object.fromEntries(idle.map(({ measured, instances }) => [measured.label, used[measured.label]! / options.idleSeconds / instances]));
     }
     for (let rep = 1; rep <= options.reps; rep++) {
       // Builds take turns going first at each concurrency (this, baseline / baseline, this…): no build always runs right after the direct lane.
@@ -132,10 +138,12 @@ async function main(options: BenchOptions): Promise<void> {
         await sleep(STATS_SETTLE_MS);
         const pids = await rolePids(lane);
         const countersBefore = await probe.counters();
+        const requestsBefore = await brokerRequests?.sample();
         const cpuBefore = sampleCpu(pids);
         const load = await closedLoop(options.effects, lane.concurrency, lane.call(commands, tag));
         // Backends the pool opened during the lane count from zero (the pool closes idle ones after 10 s, so a lane may start with few).
         const cpu = cpuDelta(cpuBefore, sampleCpu({ ...pids, postgres: [...new Set([...pids.postgres!, ...(await rolePids(lane)).postgres!])] }));
+        const requests = requestsBefore && brokerRequests ? requestDelta(requestsBefore, await brokerRequests.sample()) : undefined;
         await sleep(STATS_SETTLE_MS);
         const pg = await probe.delta(countersBefore, await probe.counters());
         const n = options.effects;
@@ -146,10 +154,12 @@ async function main(options: BenchOptions): Promise<void> {
           machineBusy: cpu.machine! / (load.seconds * 1000 * cpus().length),
           walBytesPerEffect: pg.walBytes / n, walRecordsPerEffect: pg.walRecords / n, walSyncsPerEffect: pg.walSync / n, xactCommitsPerEffect: pg.xactCommit / n,
           ...(pg.statements !== undefined ? { statementsPerEffect: pg.statements / n } : {}),
+          ...(requests ? { brokerRequestsPerEffect: requests.total / n, brokerRequestsByApi: Object.fromEntries(Object.entries(requests.byApi).map(([api, count]) => [api, count / n])) } : {}),
         });
       }
     }
   } finally {
+    brokerRequests?.close();
     for (const close of closers) await close().catch(() => {});
     for (const fleet of fleets) await fleet.stop().catch(() => {});
     await dbos?.stop();
@@ -163,18 +173,21 @@ async function main(options: BenchOptions): Promise<void> {
   const summaries = summarize(runs);
   console.log(`\neffectd throughput — PostgreSQL ledger (synchronous_commit=${synchronousCommit}), payments simulator in its own process, closed loop, ${options.effects} effects × ${options.reps} rep(s) interleaved, medians; ${cpus().length} cores, node ${process.version}, ${new Date().toISOString()}`);
   console.log(renderTable(summaries));
+  const breakdown = renderBrokerRequests(summaries);
+  if (breakdown) console.log(`\nthe broker's requests per effect, by API (its JMX RequestMetrics; every client of the broker counts, controller requests excluded):\n${breakdown}`);
   console.log(`
 +p50/+p99 = added over the direct lane (the same charge POSTed straight to the provider, same rep and concurrency).
 CPU ms/eff = utime+stime from /proc/<pid>/stat over the measured run ÷ effects (10 ms ticks), every process of the role summed:
   effectd = the lane's instances (direct lane: the idle first fleet; dbos lane: the DBOS Transact app); postgres = the lane's backends (application_name) + the cluster's own processes + postmaster;
-  kafka broker = the broker's JVM; load generator = this process. Idle effectd (no load), CPU ms per second per instance: ${idleEffectdMsPerSecond === undefined ? '-' : Object.entries(idleEffectdMsPerSecond).map(([f, ms]) => `${f} ${ms.toFixed(1)}`).join(', ')}.
+  kafka broker = the broker's JVM; load generator = this process. Idle effectd (no load, ${options.idleSeconds} s), CPU ms per second per instance: ${idleEffectdMsPerSecond === undefined ? '-' : Object.entries(idleEffectdMsPerSecond).map(([f, ms]) => `${f} ${ms.toFixed(1)}`).join(', ')}${idleBrokerRequests ? `; the broker served ${(idleBrokerRequests.total / options.idleSeconds).toFixed(1)} client requests/s meanwhile (${Object.entries(idleBrokerRequests.byApi).map(([api, n]) => `${api} ${(n / options.idleSeconds).toFixed(1)}`).join(', ')})` : ''}.
+broker req/eff = requests the broker served its clients during the lane ÷ effects (its own JMX count, every API but the controller's; the HTTP lanes show what the idle Kafka fleet and other clients cost it).
 WAL B/eff = pg_wal_lsn_diff over the lane (whole cluster: other sessions' writes count too); wal_sync/eff = pg_stat_wal.wal_sync (WAL fsyncs, cluster) — the durable commits;
 xact/eff = pg_stat_database.xact_commit of the bench database (each autocommit statement is one; the dbos lane's system database is its own, so its commits show only in wal_sync/eff), ${probe.hasStatements ? 'stmts/eff = pg_stat_statements calls' : 'pg_stat_statements is not installed, so no statement count'}.`);
   const compared = ratios(runs);
   if (compared.length > 0) console.log(`\nthis ÷ baseline (${options.baseline}), paired by rep, median (< 1 = less of it in this build):\n${renderRatios(compared)}`);
   const out = options.out ?? join('bench-results', `throughput-${run}.json`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ run, at: new Date().toISOString(), node: process.version, cores: cpus().length, synchronousCommit, options: { ...options, pgUrl: undefined }, idleEffectdMsPerSecond, summaries, ratios: compared, runs }, null, 2));
+  writeFileSync(out, JSON.stringify({ run, at: new Date().toISOString(), node: process.version, cores: cpus().length, synchronousCommit, options: { ...options, pgUrl: undefined }, idleEffectdMsPerSecond, idleBrokerRequests, summaries, ratios: compared, runs }, null, 2));
   console.log(`\nwrote ${out}`);
 }
 

@@ -36,6 +36,8 @@ export function describeEvent(event: LedgerEvent): string {
       return `held: ${event.basis === 'target' ? 'the same target as' : 'the same content as'} step ${event.matchedStep} (${event.matchedEffectId}, ${event.scope}); nothing sent`;
     case 'EffectReleased':
       return `released by ${event.releasedBy}: ${event.reason}`;
+    case 'EffectWithdrawn':
+      return `withdrawn by ${event.withdrawnBy} before anything was sent: ${event.reason}`;
     case 'SagaStarted':
       return `saga ${event.saga} v${event.version} started by ${event.startedBy}`;
     case 'SagaCompensating':

@@ -27,6 +27,8 @@ export interface BenchOptions {
   /** Another effectd checkout (built), measured in the same run as build "baseline": before/after ratios. */
   baseline?: string;
   out?: string;
+  /** Seconds of no load over which an idle instance's CPU (and the broker's idle requests) are measured. */
+  idleSeconds: number;
 }
 
 export const USAGE = `Usage: npm run bench:throughput -- [options]
@@ -49,6 +51,7 @@ export const USAGE = `Usage: npm run bench:throughput -- [options]
   --pg URL             PostgreSQL server (default EFFECTD_TEST_PG_URL or postgres://effectd:effectd@127.0.0.1:5432/effectd_test);
                        the bench works in its own database effectd_bench on that server when the role may create it
   --kafka BROKERS      default EFFECTD_KAFKA_BROKERS or 127.0.0.1:9092
+  --idle-seconds N     seconds with no load over which an idle instance's CPU is measured, after the warm-up (default 5)
   --out FILE           JSON result (default bench-results/throughput-<run>.json)`;
 
 function positiveInts(flag: string, raw: string): number[] {
@@ -70,7 +73,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | undefined {
   const { values } = parseArgs({ args: argv, strict: true, options: {
     effects: { type: 'string' }, warmup: { type: 'string' }, reps: { type: 'string' }, concurrency: { type: 'string' },
     ingress: { type: 'string' }, instances: { type: 'string' }, workers: { type: 'string' }, sched: { type: 'string' }, quick: { type: 'boolean' }, profile: { type: 'string' },
-    pg: { type: 'string' }, kafka: { type: 'string' }, baseline: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    pg: { type: 'string' }, kafka: { type: 'string' }, baseline: { type: 'string' }, out: { type: 'string' }, 'idle-seconds': { type: 'string' }, help: { type: 'boolean', short: 'h' },
   } });
   if (values.help) return undefined;
   const quick = values.quick === true;
@@ -91,5 +94,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions | undefined {
     ...(values.profile ? { profileDir: values.profile } : {}),
     ...(values.baseline ? { baseline: values.baseline } : {}),
     ...(values.out ? { out: values.out } : {}),
+    idleSeconds: one('--idle-seconds', values['idle-seconds'], quick ? 2 : 5),
   };
 }

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -24,6 +24,40 @@ export function findProcess(needle: string): number | undefined {
       if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').some((arg) => arg.includes(needle))) return Number(entry);
     } catch {
       /* gone meanwhile */
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The pid of the process listening on this local TCP port (/proc/net/tcp{,6}: the socket's inode,
+ * then the process holding it), e.g. the broker behind --kafka when several run on the machine.
+ */
+export function listeningPid(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is HEXIP:HEXPORT; state 0A is LISTEN; inode is field 10.
+      if (fields[3] === '0A' && parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9]!);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      for (const fd of readdirSync(`/proc/${entry}/fd`)) {
+        const link = readlinkSync(`/proc/${entry}/fd/${fd}`);
+        if (link.startsWith('socket:[') && inodes.has(link.slice(8, -1))) return Number(entry);
+      }
+    } catch {
+      /* gone meanwhile, or not ours to read */
     }
   }
   return undefined;

@@ -29,6 +29,9 @@ export interface LaneRun extends LaneKey {
   walSyncsPerEffect: number;
   xactCommitsPerEffect: number;
   statementsPerEffect?: number;
+  /** Requests the broker served its clients during the lane, per effect (its JMX count). */
+  brokerRequestsPerEffect?: number;
+  brokerRequestsByApi?: Record<string, number>;
 }
 
 /** A lane over its reps: the median of each number; added latency against the direct lane of the same rep and concurrency. */
@@ -62,6 +65,8 @@ export function summarize(runs: readonly LaneRun[]): LaneSummary[] {
       addedP99: m((r) => { const d = direct(r); return d ? r.p99 - d.p99 : undefined; }),
     };
     const statements = m((r) => r.statementsPerEffect);
+    const brokerRequests = m((r) => r.brokerRequestsPerEffect);
+    const apis = [...new Set(reps.flatMap((r) => Object.keys(r.brokerRequestsByApi ?? {})))];
     return {
       ingress: first.ingress, build: first.build, instances: first.instances, concurrency: first.concurrency, reps: reps.length,
       effects: first.effects, notDone: reps.reduce((s, r) => s + r.notDone, 0),
@@ -71,6 +76,7 @@ export function summarize(runs: readonly LaneRun[]): LaneSummary[] {
       walBytesPerEffect: m((r) => r.walBytesPerEffect)!, walRecordsPerEffect: m((r) => r.walRecordsPerEffect)!,
       walSyncsPerEffect: m((r) => r.walSyncsPerEffect)!, xactCommitsPerEffect: m((r) => r.xactCommitsPerEffect)!,
       ...(statements !== undefined ? { statementsPerEffect: statements } : {}),
+      ...(brokerRequests !== undefined ? { brokerRequestsPerEffect: brokerRequests, brokerRequestsByApi: Object.fromEntries(apis.map((api) => [api, m((r) => r.brokerRequestsByApi?.[api] ?? 0)!])) } : {}),
     };
   });
 }
@@ -79,16 +85,26 @@ const fixed = (v: number | undefined, digits: number) => (v === undefined || !Nu
 
 export function renderTable(summaries: readonly LaneSummary[]): string {
   const header = ['ingress', 'build', 'inst', 'c', 'effects/s', 'p50 ms', 'p99 ms', '+p50 ms', '+p99 ms', 'not done',
-    ...ROLES.map((r) => `CPU ${r} ms/eff`), 'machine busy', 'WAL B/eff', 'WAL rec/eff', 'wal_sync/eff', 'xact/eff', ...(summaries.some((s) => s.statementsPerEffect !== undefined) ? ['stmts/eff'] : [])];
+    ...ROLES.map((r) => `CPU ${r} ms/eff`), ...(summaries.some((s) => s.brokerRequestsPerEffect !== undefined) ? ['broker req/eff'] : []), 'machine busy', 'WAL B/eff', 'WAL rec/eff', 'wal_sync/eff', 'xact/eff', ...(summaries.some((s) => s.statementsPerEffect !== undefined) ? ['stmts/eff'] : [])];
   const rows = summaries.map((s) => [
     s.ingress, s.build, String(s.instances), String(s.concurrency), fixed(s.perSecond, 0), fixed(s.p50, 2), fixed(s.p99, 2), fixed(s.addedP50, 2), fixed(s.addedP99, 2), String(s.notDone),
-    ...ROLES.map((r) => fixed(s.cpuMsPerEffect[r], 3)), `${fixed(s.machineBusy * 100, 0)}%`,
+    ...ROLES.map((r) => fixed(s.cpuMsPerEffect[r], 3)), ...(summaries.some((x) => x.brokerRequestsPerEffect !== undefined) ? [fixed(s.brokerRequestsPerEffect, 3)] : []), `${fixed(s.machineBusy * 100, 0)}%`,
     fixed(s.walBytesPerEffect, 0), fixed(s.walRecordsPerEffect, 1), fixed(s.walSyncsPerEffect, 2), fixed(s.xactCommitsPerEffect, 2),
     ...(s.statementsPerEffect !== undefined ? [fixed(s.statementsPerEffect, 2)] : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join(' | ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
+}
+
+/** Per lane that used the broker: its requests per effect by API, largest first (undefined when no lane has counts). */
+export function renderBrokerRequests(summaries: readonly LaneSummary[]): string | undefined {
+  const lanes = summaries.filter((s) => s.brokerRequestsPerEffect !== undefined && s.ingress !== 'direct');
+  if (lanes.length === 0) return undefined;
+  return lanes.map((s) => {
+    const apis = Object.entries(s.brokerRequestsByApi ?? {}).filter(([, n]) => n >= 0.0005).sort((a, b) => b[1] - a[1]);
+    return `  ${s.ingress} ${s.build} inst ${s.instances} c=${s.concurrency}: ${fixed(s.brokerRequestsPerEffect, 3)} — ${apis.map(([api, n]) => `${api} ${fixed(n, 3)}`).join(', ') || 'none'}`;
+  }).join('\n');
 }
 
 /** this ÷ baseline per metric, paired by rep (same rep, same lane), median over reps. */
