@@ -4,7 +4,8 @@
 // server, examples/servers/typescript/everything-server.ts in github.com/modelcontextprotocol/conformance
 // (0.2.0-alpha.11, MIT License, Copyright (c) Anthropic, PBC): the names, texts, media and progress
 // steps are the reference's; only the tools a gateway can carry are here (tools that ask the client
-// for input, log, or need the Tasks extension are not: conformance/mcp-expected-failures.yaml says why).
+// for input, log, or expect every call to be made a task are not: conformance/mcp-expected-failures.yaml
+// says why). `greet`, the Tasks scenarios' sync-only tool, follows their description (src/scenarios/server/tasks).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
 import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
@@ -67,6 +68,10 @@ function build(): McpServer {
     }
     return { content: [{ type: 'text', text: String(progressToken ?? 0) }] };
   });
+  // The Tasks scenarios' sync-only tool (SEP-2663; the suite's scenarios name it, its reference server has no tasks fixtures yet).
+  server.registerTool('greet', { description: 'Greets by name (sync-only)', inputSchema: z.object({ name: z.string() }) }, async ({ name }): Promise<CallToolResult> => ({
+    content: [{ type: 'text', text: `Hello, ${name}!` }],
+  }));
   return server;
 }
 
