@@ -9,7 +9,8 @@ import type { Tool } from '../gateway/views/tool-catalog.js';
 import { toolArgsJsonSchema } from '../gateway/views/tool-args-schema.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { errorResult } from './error-result.js';
-import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
+import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, slidWindow, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
+import { takeRepeat, withRepeatArgument } from './repeat-argument.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
 import { waitFrom } from './wait.js';
@@ -103,23 +104,32 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
     return identified(outcomeResult(submitted.outcome), source, command);
   };
-  /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
-  const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
-    const filled = withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, { credential: caller.name, tool, args, now: Date.now() });
-    return { identity: identityFrom(filled.meta), source: filled.source };
+  /** When (workflow, step) was declared in the ledger, if it was: what the content fallback's sliding window reads. */
+  const declaredAt = async (workflowId: string, step: string) => {
+    const effects = await gateway.workflow(caller, workflowId).then((w) => w.effects, () => []);
+    const at = effects.find((e) => e.step === step)?.declaredAt;
+    return at === undefined ? undefined : Date.parse(at);
   };
+  /** The identity of a call: `_meta`, else the fallback; and its arguments without the repeat argument (src/mcp/repeat-argument.ts). */
+  const effectIdentity = async (meta: unknown, tool: string, given: unknown) => {
+    const { args, repeat } = options.identityFallback?.mode === 'content' ? takeRepeat(given) : { args: given };
+    const call = { credential: caller.name, tool, args, now: Date.now(), ...(repeat !== undefined ? { repeat } : {}) };
+    const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declaredAt);
+    return { identity: identityFrom(filled.meta), source: filled.source, args };
+  };
+  const repeatable = options.identityFallback?.mode === 'content';
 
   for (const tool of runtime.tools.list()) {
     server.registerTool(mcpToolName(tool.name), {
       title: tool.name,
-      description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; needs _meta "${META.workflowId}" and "${META.step}" from the harness)`,
-      inputSchema: advertised(toolArgsJsonSchema(tool)),
+      description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; its identity: _meta "${META.workflowId}" and "${META.step}" from the harness${repeatable ? ', else the call\'s content: the same call again is the same effect unless effectd_repeat says why it is another' : ''})`,
+      inputSchema: advertised(repeatable ? withRepeatArgument(toolArgsJsonSchema(tool)) : toolArgsJsonSchema(tool)),
       outputSchema: outcomeSchema,
       annotations: contractAnnotations(tool),
       _meta: { 'dev.effectd/tool': tool.name, 'dev.effectd/reversibility': tool.spec.reversibility },
-    }, (args, ctx) => answered(async () => {
-      const { identity, source } = effectIdentity(ctx.mcpReq._meta, tool.name, args);
-      const { workflowId, step } = requireIdentity(identity, tool.name, true, options.identityFallback);
+    }, (given, ctx) => answered(async () => {
+      const { identity, source, args } = await effectIdentity(ctx.mcpReq._meta, tool.name, given);
+      const { workflowId, step } = requireIdentity(identity, tool.name, true, options.identityFallback, tool.spec.reversibility);
       return submit({
         workflowId, step, tool: tool.name, args,
         ...(identity.slot !== undefined ? { slot: identity.slot } : {}),
@@ -140,7 +150,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
       annotations: sagaAnnotations(saga),
       _meta: { 'dev.effectd/tool': `saga:${name}` },
     }, (args, ctx) => answered(async () => {
-      const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
+      const { identity, source } = await effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
       const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
       return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta);
     }));

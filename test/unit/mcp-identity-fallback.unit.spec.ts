@@ -1,7 +1,8 @@
 // The operator's fallback identity for MCP clients that cannot set _meta (src/mcp/identity.ts).
 import { describe, expect, it } from 'vitest';
 import { forwardedMeta } from '../../src/mcp/mcp-proxy.js';
-import { identityFallbackOption, identityFrom, requireIdentity, withFallback } from '../../src/mcp/identity.js';
+import { identityFallbackOption, identityFrom, requireIdentity, slidWindow, withFallback } from '../../src/mcp/identity.js';
+import { takeRepeat } from '../../src/mcp/repeat-argument.js';
 
 const call = (patch: Partial<{ credential: string; tool: string; args: unknown; now: number }> = {}) => ({ credential: 'agent-a', tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 4900 }, now: Date.UTC(2026, 0, 1, 10, 30), ...patch });
 
@@ -13,7 +14,7 @@ describe('identityFallbackOption', () => {
     expect(identityFallbackOption({ mode: 'header', stepHeader: 'X-Plan-Step' })).toMatchObject({ stepHeader: 'x-plan-step' });
     expect(identityFallbackOption({ mode: 'content' })).toEqual({ mode: 'content', windowMs: 3_600_000 });
     expect(identityFallbackOption({ mode: 'content', windowMs: '600000' })).toEqual({ mode: 'content', windowMs: 600_000 });
-    expect(() => identityFallbackOption({ mode: 'model' })).toThrow(/header or content/);
+    expect(() => identityFallbackOption({ mode: 'model' })).toThrow(/content \(the default\), header or off/);
     expect(() => identityFallbackOption({ mode: 'content', windowMs: '5' })).toThrow(/≥ 1000/);
     expect(() => identityFallbackOption({ mode: 'header', workflowHeader: 'bad header' })).toThrow(/not an HTTP header name/);
   });
@@ -52,8 +53,63 @@ describe('withFallback', () => {
 
 describe('requireIdentity refusals name the fallback', () => {
   it('off: both options and the content risk; header on: the headers this effectd reads', () => {
-    expect(() => requireIdentity({}, 'payments.charge', true)).toThrow(/--mcp-identity-fallback header .*--mcp-identity-fallback content .*false dedup/);
+    expect(() => requireIdentity({}, 'payments.charge', true)).toThrow(/started with --mcp-identity-fallback off; the operator can use content .*false dedup.*or header/);
+    expect(() => requireIdentity({}, 'payments.charge', true, undefined, 'compensable')).toThrow(/^payments\.charge changes the world, so effectd needs/);
     expect(() => requireIdentity({}, 'payments.charge', true, { mode: 'header', workflowHeader: 'x-wf', stepHeader: 'x-step' })).toThrow(/HTTP headers x-wf and x-step/);
+  });
+});
+
+describe('a read contract refused without identity', () => {
+  it('is not told it changes the world', () => {
+    let message = '';
+    try {
+      requireIdentity({}, 'crm.get-ticket', true, undefined, 'read');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^crm\.get-ticket is a read \(it changes nothing\), but effectd records each call of it as an effect/);
+    expect(message).not.toContain('changes the world');
+  });
+});
+
+describe('content identity: the repeat argument and the sliding window', () => {
+  const content = { mode: 'content', windowMs: 3_600_000 } as const;
+  const call = (over: Partial<{ credential: string; tool: string; args: unknown; now: number; repeat: string }> = {}) => ({ credential: 'agent-a', tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 4900 }, now: Date.UTC(2026, 0, 1, 10, 30), ...over });
+
+  it('takeRepeat takes effectd_repeat out of the arguments, and refuses a malformed one', () => {
+    expect(takeRepeat({ invoiceId: 'INV-1', effectd_repeat: ' second charge ' })).toEqual({ args: { invoiceId: 'INV-1' }, repeat: 'second charge' });
+    expect(takeRepeat({ invoiceId: 'INV-1' })).toEqual({ args: { invoiceId: 'INV-1' } });
+    expect(() => takeRepeat({ invoiceId: 'INV-1', effectd_repeat: '' })).toThrow(/args\.effectd_repeat is the reason/);
+    expect(() => takeRepeat({ invoiceId: 'INV-1', effectd_repeat: 3 })).toThrow(/args\.effectd_repeat/);
+  });
+
+  it('a declared repeat is another step, declared as a repeat; the same repeat again is that step', () => {
+    const first = withFallback(undefined, content, {}, call());
+    const repeat = withFallback(undefined, content, {}, call({ repeat: 'second charge' }));
+    expect(repeat.meta['dev.effectd/workflowId']).toBe(first.meta['dev.effectd/workflowId']);
+    expect(repeat.meta['dev.effectd/step']).not.toBe(first.meta['dev.effectd/step']);
+    expect(repeat.meta['dev.effectd/repeat']).toBe('second charge');
+    expect(withFallback(undefined, content, {}, call({ repeat: 'second charge', now: Date.UTC(2026, 0, 1, 10, 31) })).meta).toEqual(repeat.meta);
+    expect(withFallback(undefined, content, {}, call({ repeat: 'third charge' })).meta['dev.effectd/step']).not.toBe(repeat.meta['dev.effectd/step']);
+  });
+
+  it('slides: an identical call declared less than a window ago in the previous window is that effect; older, or another workflow, is not', async () => {
+    const before = withFallback(undefined, content, {}, call({ now: Date.UTC(2026, 0, 1, 10, 59, 50) }));
+    const declared = new Map([[`${String(before.meta['dev.effectd/workflowId'])}|${String(before.meta['dev.effectd/step'])}`, Date.UTC(2026, 0, 1, 10, 59, 50)]]);
+    const lookup = async (workflowId: string, step: string) => declared.get(`${workflowId}|${step}`);
+    const at = (now: number) => call({ now });
+    const justAfter = Date.UTC(2026, 0, 1, 11, 0, 5);
+    const reissued = await slidWindow(withFallback(undefined, content, {}, at(justAfter)), content, at(justAfter), lookup);
+    expect(reissued.meta).toEqual(before.meta);
+    const muchLater = Date.UTC(2026, 0, 1, 11, 59, 55);
+    const later = await slidWindow(withFallback(undefined, content, {}, at(muchLater)), content, at(muchLater), lookup);
+    expect(later.meta['dev.effectd/workflowId']).not.toBe(before.meta['dev.effectd/workflowId']);
+    // A workflow the caller named in _meta is never moved.
+    const named = await slidWindow(withFallback({ 'dev.effectd/workflowId': 'wf-own' }, content, {}, at(justAfter)), content, at(justAfter), lookup);
+    expect(named.meta['dev.effectd/workflowId']).toBe('wf-own');
+    // Off, or another mode: as given.
+    const off = withFallback(undefined, undefined, {}, at(justAfter));
+    expect(await slidWindow(off, undefined, at(justAfter), lookup)).toBe(off);
   });
 });
 
