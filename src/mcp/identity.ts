@@ -111,7 +111,7 @@ export function withFallback(
   meta: Record<string, unknown> | undefined,
   fallback: IdentityFallback | undefined,
   input: FallbackInput,
-  call: { credential: string; tool: string; args: unknown; now: number; repeat?: string },
+  call: { credential: string; tool: string; args: unknown; now: number; repeat?: string; thread?: string },
 ): { meta: Record<string, unknown>; source: IdentitySource } {
   const given = meta ?? {};
   const missing = given[META.workflowId] === undefined || given[META.step] === undefined;
@@ -125,7 +125,7 @@ export function withFallback(
   const digest = contentDigest(call.tool, call.args, call.repeat);
   const step = `content-${digest}`;
   const repeat = call.repeat !== undefined && given[META.repeat] === undefined ? { [META.repeat]: call.repeat } : {};
-  return { meta: { [META.workflowId]: contentWorkflowId(call.credential, windowStart, call.tool, digest), [META.step]: step, ...repeat, ...given }, source: 'content' };
+  return { meta: { [META.workflowId]: contentWorkflowId(call.credential, windowStart, call.tool, digest, call.thread), [META.step]: step, ...repeat, ...given }, source: 'content' };
 }
 
 /** The step of a content identity: the tool, its arguments and (a declared repeat) the reason the model gave. */
@@ -133,10 +133,25 @@ function contentDigest(tool: string, args: unknown, repeat: string | undefined):
   return createHash('sha256').update(canonicalJson({ tool, args: args ?? {}, ...(repeat !== undefined ? { repeat } : {}) })).digest('hex').slice(0, 24);
 }
 
-/** The workflow of a content identity: the credential and the window it starts in. */
-function contentWorkflowId(credential: string, windowStart: number, tool: string, digest: string): string {
+/**
+ * The workflow of a content identity: the credential, the client's conversation where it names one
+ * (Codex's `_meta.threadId`, threadFrom), and the window it starts in.
+ */
+function contentWorkflowId(credential: string, windowStart: number, tool: string, digest: string, thread?: string): string {
+  const scope = thread === undefined ? '' : `-thread-${createHash('sha256').update(thread).digest('hex').slice(0, 16)}`;
   // A saga is one per workflow, so each saga's content is its own workflow in the window.
-  return `mcp-content-${credential}-${new Date(windowStart).toISOString()}${tool.startsWith('saga:') ? `-${digest}` : ''}`;
+  return `mcp-content-${credential}${scope}-${new Date(windowStart).toISOString()}${tool.startsWith('saga:') ? `-${digest}` : ''}`;
+}
+
+/**
+ * The client's conversation, where it sends one without `dev.effectd/*` identity: Codex puts its
+ * thread id (kept across resumes) in `_meta.threadId`. It narrows a content identity to that
+ * conversation: identical calls in two conversations are two effects (each still held by the
+ * workflow's content index only within its own conversation).
+ */
+export function threadFrom(meta: Record<string, unknown> | undefined): string | undefined {
+  const thread = meta?.['threadId'];
+  return typeof thread === 'string' && thread.length > 0 && thread.length <= 256 ? thread : undefined;
 }
 
 /**
@@ -147,7 +162,7 @@ function contentWorkflowId(credential: string, windowStart: number, tool: string
 export async function slidWindow(
   filled: { meta: Record<string, unknown>; source: IdentitySource },
   fallback: IdentityFallback | undefined,
-  call: { credential: string; tool: string; now: number },
+  call: { credential: string; tool: string; now: number; thread?: string },
   declaredAt: (workflowId: string, step: string) => Promise<number | undefined>,
 ): Promise<{ meta: Record<string, unknown>; source: IdentitySource }> {
   if (filled.source !== 'content' || fallback?.mode !== 'content') return filled;
@@ -155,8 +170,8 @@ export async function slidWindow(
   const digest = step.slice('content-'.length);
   const windowStart = Math.floor(call.now / fallback.windowMs) * fallback.windowMs;
   // Only a workflow the fallback derived slides; one the caller named in _meta stays as named.
-  if (filled.meta[META.workflowId] !== contentWorkflowId(call.credential, windowStart, call.tool, digest)) return filled;
-  const previous = contentWorkflowId(call.credential, windowStart - fallback.windowMs, call.tool, digest);
+  if (filled.meta[META.workflowId] !== contentWorkflowId(call.credential, windowStart, call.tool, digest, call.thread)) return filled;
+  const previous = contentWorkflowId(call.credential, windowStart - fallback.windowMs, call.tool, digest, call.thread);
   const at = await declaredAt(previous, step);
   return at !== undefined && call.now - at < fallback.windowMs ? { meta: { ...filled.meta, [META.workflowId]: previous }, source: 'content' } : filled;
 }

@@ -9,7 +9,7 @@ import type { Tool } from '../gateway/views/tool-catalog.js';
 import { toolArgsJsonSchema } from '../gateway/views/tool-args-schema.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { errorResult } from './error-result.js';
-import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, slidWindow, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
+import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, slidWindow, threadFrom, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
 import { takeRepeat, withRepeatArgument } from './repeat-argument.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
@@ -113,7 +113,8 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
   /** The identity of a call: `_meta`, else the fallback; and its arguments without the repeat argument (src/mcp/repeat-argument.ts). */
   const effectIdentity = async (meta: unknown, tool: string, given: unknown) => {
     const { args, repeat } = options.identityFallback?.mode === 'content' ? takeRepeat(given) : { args: given };
-    const call = { credential: caller.name, tool, args, now: Date.now(), ...(repeat !== undefined ? { repeat } : {}) };
+    const thread = threadFrom(meta as Record<string, unknown> | undefined);
+    const call = { credential: caller.name, tool, args, now: Date.now(), ...(repeat !== undefined ? { repeat } : {}), ...(thread !== undefined ? { thread } : {}) };
     const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declaredAt);
     return { identity: identityFrom(filled.meta), source: filled.source, args };
   };

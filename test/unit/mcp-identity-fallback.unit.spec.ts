@@ -1,7 +1,7 @@
 // The operator's fallback identity for MCP clients that cannot set _meta (src/mcp/identity.ts).
 import { describe, expect, it } from 'vitest';
 import { forwardedMeta } from '../../src/mcp/mcp-proxy.js';
-import { identityFallbackOption, identityFrom, requireIdentity, slidWindow, withFallback } from '../../src/mcp/identity.js';
+import { identityFallbackOption, identityFrom, requireIdentity, slidWindow, threadFrom, withFallback } from '../../src/mcp/identity.js';
 import { takeRepeat } from '../../src/mcp/repeat-argument.js';
 
 const call = (patch: Partial<{ credential: string; tool: string; args: unknown; now: number }> = {}) => ({ credential: 'agent-a', tool: 'payments.charge', args: { invoiceId: 'INV-1', amount: 4900 }, now: Date.UTC(2026, 0, 1, 10, 30), ...patch });
@@ -91,6 +91,16 @@ describe('content identity: the repeat argument and the sliding window', () => {
     expect(repeat.meta['dev.effectd/repeat']).toBe('second charge');
     expect(withFallback(undefined, content, {}, call({ repeat: 'second charge', now: Date.UTC(2026, 0, 1, 10, 31) })).meta).toEqual(repeat.meta);
     expect(withFallback(undefined, content, {}, call({ repeat: 'third charge' })).meta['dev.effectd/step']).not.toBe(repeat.meta['dev.effectd/step']);
+  });
+
+  it('scoped to the client\'s thread where it sends one (Codex: _meta.threadId): identical calls in two threads are two effects, in one thread one', () => {
+    const a = withFallback(undefined, content, {}, { ...call(), thread: 'thread-a' });
+    expect(withFallback(undefined, content, {}, { ...call({ now: Date.UTC(2026, 0, 1, 10, 45) }), thread: 'thread-a' }).meta).toEqual(a.meta);
+    expect(withFallback(undefined, content, {}, { ...call(), thread: 'thread-b' }).meta['dev.effectd/workflowId']).not.toBe(a.meta['dev.effectd/workflowId']);
+    expect(withFallback(undefined, content, {}, call()).meta['dev.effectd/workflowId']).not.toBe(a.meta['dev.effectd/workflowId']);
+    expect(threadFrom({ threadId: '019bbb20-bff6-7130-83aa-bf45ab33250e', progressToken: 0 })).toBe('019bbb20-bff6-7130-83aa-bf45ab33250e');
+    expect(threadFrom({ threadId: 7 })).toBeUndefined();
+    expect(threadFrom(undefined)).toBeUndefined();
   });
 
   it('slides: an identical call declared less than a window ago in the previous window is that effect; older, or another workflow, is not', async () => {
