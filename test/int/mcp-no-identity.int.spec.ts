@@ -1,8 +1,9 @@
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../packages/simulators/src/server.js';
-import { ensureBuilt, getJson, postJson, startPayments, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
+import { spawnEffectdProcess, type EffectdProcess } from '../../packages/bench/src/harness/effectd-process.js';
+import { authHeaders, ensureBuilt, getJson, postJson, startPayments, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
 
 /**
  * Issue 28: a desktop-style client — the official TypeScript client SDK over stdio, spawning
@@ -92,4 +93,58 @@ describe('effectd mcp (embedded stdio, the default identity): a client that send
     expect(result.structuredContent).toMatchObject({ error: 'invalid_command', fields: [{ path: 'args.effectd_repeat' }] });
     expect(await charges(payments, 'INV-NOID-3')).toHaveLength(0);
   });
+});
+
+describe('effectd start (/mcp, the default identity): a client that sends no _meta; off refuses', () => {
+  let payments: RunningSimulator;
+  const started: EffectdProcess[] = [];
+  const clients: Client[] = [];
+
+  /** `effectd start` as an operator runs it, with only these flags; an SDK client with the agent's token. */
+  const door = async (flags: string[]) => {
+    const dataDir = tempDir();
+    const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000, answerBudgetMs: 0 } });
+    const effectd = await spawnEffectdProcess(['--data-dir', dataDir, '--config', config, '--port', '0', ...flags]);
+    started.push(effectd);
+    const client = new Client({ name: 'remote-connector-style-client', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${effectd.url}/mcp`), { requestInit: { headers: authHeaders(dataDir, 'agent') } }));
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    payments = await startPayments();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(started.map((e) => e.stop()));
+    await payments?.close();
+  });
+
+  it('default: a lost reply re-issued with no _meta is one charge', async () => {
+    const client = await door([]);
+    await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
+    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-HTTP', amount: '12.00 USD' } });
+    const first = await call();
+    await postJson(`${payments.url}/_admin/faults`, { rules: [] });
+    expect(sc(first)).toMatchObject({ status: 'unknown', identity: { source: 'content' } });
+    const settled = await waitFor('the re-issued call to settle', async () => {
+      const again = await call();
+      return sc(again).status === 'done' ? again : undefined;
+    }, 15_000, 200);
+    const truth = await charges(payments, 'INV-NOID-HTTP');
+    expect(truth).toHaveLength(1);
+    expect(sc(settled).receipt).toBe(truth[0]!.id);
+  }, 60_000);
+
+  it('--mcp-identity-fallback off: refused, told what to send, nothing charged; no effectd_repeat offered', async () => {
+    const client = await door(['--mcp-identity-fallback', 'off']);
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'payments_charge')!.inputSchema.properties).not.toHaveProperty('effectd_repeat');
+    const refused = await client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-OFF', amount: 4900 } });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ error: 'invalid_command', missingIdentity: ['dev.effectd/workflowId', 'dev.effectd/step'] });
+    expect(await charges(payments, 'INV-NOID-OFF')).toHaveLength(0);
+  }, 60_000);
 });
