@@ -178,7 +178,7 @@ export const SETTINGS = {
   }),
   EFFECTD_MCP_IDENTITY_WINDOW_MS: setting({
     flag: '`--mcp-identity-window-ms` (start, mcp; `dev` reads the variable)', type: 'whole number', unit: 'ms', default: '3600000', schema: wholeNumber(1_000), expected: 'a whole number of milliseconds ≥ 1000',
-    what: 'with `content`: how long an identical call is the same effect (a re-issue); an identical call meant as another effect within it must carry `effectd_repeat`',
+    what: 'with `content`: an identical call within one window of the first is the same effect (a re-issue; the window slides once, so up to two windows); one meant as another effect must carry `effectd_repeat`. Longer than any client\'s retries',
   }),
   EFFECTD_LOG_LEVEL: setting({
     type: LOG_LEVELS.map((l) => `\`${l}\``).join(' \\| '), schema: oneOf(LOG_LEVELS), expected: `one of ${LOG_LEVELS.join(', ')}`,

@@ -155,15 +155,16 @@ export function threadFrom(meta: Record<string, unknown> | undefined): string | 
 }
 
 /**
- * The window slides: a content identity whose step was declared in the previous window less than
- * a window ago is that effect, not a new one in this window (a re-issue that crosses a window
- * boundary is still the same effect). `declaredAt` reads when (workflow, step) was declared, if it was.
+ * The window slides: a content identity whose step was declared in the previous window is that
+ * effect, not a new one in this window, so a re-issue that crosses a window boundary is still the
+ * same effect (an identical call is one effect for one to two windows). `declared` says whether
+ * (workflow, step) is in the ledger.
  */
 export async function slidWindow(
   filled: { meta: Record<string, unknown>; source: IdentitySource },
   fallback: IdentityFallback | undefined,
   call: { credential: string; tool: string; now: number; thread?: string },
-  declaredAt: (workflowId: string, step: string) => Promise<number | undefined>,
+  declared: (workflowId: string, step: string) => Promise<boolean>,
 ): Promise<{ meta: Record<string, unknown>; source: IdentitySource }> {
   if (filled.source !== 'content' || fallback?.mode !== 'content') return filled;
   const step = String(filled.meta[META.step]);
@@ -172,8 +173,7 @@ export async function slidWindow(
   // Only a workflow the fallback derived slides; one the caller named in _meta stays as named.
   if (filled.meta[META.workflowId] !== contentWorkflowId(call.credential, windowStart, call.tool, digest, call.thread)) return filled;
   const previous = contentWorkflowId(call.credential, windowStart - fallback.windowMs, call.tool, digest, call.thread);
-  const at = await declaredAt(previous, step);
-  return at !== undefined && call.now - at < fallback.windowMs ? { meta: { ...filled.meta, [META.workflowId]: previous }, source: 'content' } : filled;
+  return (await declared(previous, step)) ? { meta: { ...filled.meta, [META.workflowId]: previous }, source: 'content' } : filled;
 }
 
 /** The identity in a request's `_meta` (every field optional here; what a tool needs is checked by it). */

@@ -104,18 +104,17 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
     return identified(outcomeResult(submitted.outcome), source, command);
   };
-  /** When (workflow, step) was declared in the ledger, if it was: what the content fallback's sliding window reads. */
-  const declaredAt = async (workflowId: string, step: string) => {
-    const effects = await gateway.workflow(caller, workflowId).then((w) => w.effects, () => []);
-    const at = effects.find((e) => e.step === step)?.declaredAt;
-    return at === undefined ? undefined : Date.parse(at);
+  /** Whether (workflow, step) is in the ledger: what the content fallback's sliding window asks (the cached fold, no stream read). */
+  const declared = async (workflowId: string, step: string) => {
+    const steps = await gateway.history(caller, workflowId).then((h) => h.steps, () => []);
+    return steps.some((s) => s.step === step && s.outcomes.length > 0);
   };
   /** The identity of a call: `_meta`, else the fallback; and its arguments without the repeat argument (src/mcp/repeat-argument.ts). */
   const effectIdentity = async (meta: unknown, tool: string, given: unknown) => {
     const { args, repeat } = options.identityFallback?.mode === 'content' ? takeRepeat(given) : { args: given };
     const thread = threadFrom(meta as Record<string, unknown> | undefined);
     const call = { credential: caller.name, tool, args, now: Date.now(), ...(repeat !== undefined ? { repeat } : {}), ...(thread !== undefined ? { thread } : {}) };
-    const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declaredAt);
+    const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declared);
     return { identity: identityFrom(filled.meta), source: filled.source, args };
   };
   const repeatable = options.identityFallback?.mode === 'content';

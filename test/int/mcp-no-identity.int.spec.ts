@@ -95,6 +95,41 @@ describe('effectd mcp (embedded stdio, the default identity): a client that send
   });
 });
 
+describe('effectd mcp --mcp-identity-window-ms 1000: the window slides', () => {
+  let payments: RunningSimulator;
+  let client: Client;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    payments = await startPayments();
+    const dataDir = tempDir();
+    const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } });
+    client = new Client({ name: 'desktop-style-client', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config, '--mcp-identity-window-ms', '1000'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
+  }, 60_000);
+  afterAll(async () => {
+    await client?.close();
+    await payments?.close();
+  });
+
+  it('the identical call in the next window is the same effect (a fixed window would charge again); two windows on it is another', async () => {
+    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-SLIDE', amount: 700 } });
+    const first = await call();
+    expect(sc(first)).toMatchObject({ status: 'done', replayed: false });
+    const firstWorkflow = (first.structuredContent as { identity: { workflowId: string } }).identity.workflowId;
+    // Into the next one-second window.
+    await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 50));
+    const next = await call();
+    expect(sc(next)).toMatchObject({ status: 'done', replayed: true, effectId: sc(first).effectId, identity: { workflowId: firstWorkflow } });
+    expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(1);
+    // Two windows after the first: a new effect (the identity's horizon is one to two windows).
+    await new Promise((resolve) => setTimeout(resolve, 2_000 - (Date.now() % 1_000) + 50));
+    const later = await call();
+    expect(sc(later)).toMatchObject({ status: 'done', replayed: false });
+    expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(2);
+  }, 30_000);
+});
+
 describe('effectd start (/mcp, the default identity): a client that sends no _meta; off refuses', () => {
   let payments: RunningSimulator;
   const started: EffectdProcess[] = [];

@@ -103,21 +103,23 @@ describe('content identity: the repeat argument and the sliding window', () => {
     expect(threadFrom(undefined)).toBeUndefined();
   });
 
-  it('slides: an identical call declared less than a window ago in the previous window is that effect; older, or another workflow, is not', async () => {
+  it('slides: an identical call declared in the previous window is that effect; other content, or a workflow named in _meta, is not moved', async () => {
     const before = withFallback(undefined, content, {}, call({ now: Date.UTC(2026, 0, 1, 10, 59, 50) }));
-    const declared = new Map([[`${String(before.meta['dev.effectd/workflowId'])}|${String(before.meta['dev.effectd/step'])}`, Date.UTC(2026, 0, 1, 10, 59, 50)]]);
-    const lookup = async (workflowId: string, step: string) => declared.get(`${workflowId}|${step}`);
-    const at = (now: number) => call({ now });
+    const declared = new Set([`${String(before.meta['dev.effectd/workflowId'])}|${String(before.meta['dev.effectd/step'])}`]);
+    const lookup = async (workflowId: string, step: string) => declared.has(`${workflowId}|${step}`);
+    const at = (now: number, args?: unknown) => call({ now, ...(args !== undefined ? { args } : {}) });
     const justAfter = Date.UTC(2026, 0, 1, 11, 0, 5);
     const reissued = await slidWindow(withFallback(undefined, content, {}, at(justAfter)), content, at(justAfter), lookup);
     expect(reissued.meta).toEqual(before.meta);
-    const muchLater = Date.UTC(2026, 0, 1, 11, 59, 55);
-    const later = await slidWindow(withFallback(undefined, content, {}, at(muchLater)), content, at(muchLater), lookup);
-    expect(later.meta['dev.effectd/workflowId']).not.toBe(before.meta['dev.effectd/workflowId']);
-    // A workflow the caller named in _meta is never moved.
+    // Not slid: the plain derivation would have put it in the new window.
+    expect(withFallback(undefined, content, {}, at(justAfter)).meta['dev.effectd/workflowId']).not.toBe(before.meta['dev.effectd/workflowId']);
+    const other = await slidWindow(withFallback(undefined, content, {}, at(justAfter, { invoiceId: 'INV-2', amount: 4900 })), content, at(justAfter, { invoiceId: 'INV-2', amount: 4900 }), lookup);
+    expect(other.meta['dev.effectd/workflowId']).not.toBe(before.meta['dev.effectd/workflowId']);
+    // Two windows on, the previous window holds nothing: a new effect.
+    const twoLater = Date.UTC(2026, 0, 1, 12, 0, 5);
+    expect((await slidWindow(withFallback(undefined, content, {}, at(twoLater)), content, at(twoLater), lookup)).meta['dev.effectd/workflowId']).not.toBe(before.meta['dev.effectd/workflowId']);
     const named = await slidWindow(withFallback({ 'dev.effectd/workflowId': 'wf-own' }, content, {}, at(justAfter)), content, at(justAfter), lookup);
     expect(named.meta['dev.effectd/workflowId']).toBe('wf-own');
-    // Off, or another mode: as given.
     const off = withFallback(undefined, undefined, {}, at(justAfter));
     expect(await slidWindow(off, undefined, at(justAfter), lookup)).toBe(off);
   });
