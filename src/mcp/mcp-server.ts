@@ -23,6 +23,9 @@ const VERSION = '0.1.0';
 
 const INSTRUCTIONS = `effectd makes every tool call here an effect that happens at most once. Each call's identity comes from the harness in params._meta, not from arguments: ${IDENTITY_HELP} Results have three states: done (receipt), not_done (isError; safe to try again as a new step), unknown (being checked: do not start another; ask ${STATUS_TOOL} with the reference). A call refused as sent (isError, text starting "refused:") did nothing; it is no outcome of the effect, and it says where the recorded effect stands. ${HISTORY_TOOL} tells what the workflow's earlier steps came to, from the ledger.`;
 
+/** Said to clients that send no _meta, where effectd derives identity from content (the default). */
+const CONTENT_INSTRUCTIONS = `A call without that _meta is identified by its content: sending the same call again (same tool, same arguments) is the same effect, answered from the ledger, never done twice — so after a lost or unclear answer, send it again as it was. To do the very same call again on purpose, as another effect, set the tool's effectd_repeat argument to why (different for each repeat).`;
+
 /**
  * Annotations that tell the truth from the contract (clients must treat them as hints, and effectd
  * never relies on them): `read` is read-only; `irreversible` and `idempotent` (an idempotent tool
@@ -74,7 +77,7 @@ function identified(result: CallToolResult, source: IdentitySource, command: Rec
   if (source === 'meta') return result;
   const note = source === 'header'
     ? `(identity from the HTTP headers: workflow ${String(command.workflowId)}, step ${String(command.step)})`
-    : `(identity derived from the call's content by the operator's fallback: ${CONTENT_FALLBACK_RISK})`;
+    : `(no _meta identity, so derived from the call's content: ${CONTENT_FALLBACK_RISK})`;
   const content = (result.content ?? []).map((c, i) => (i === 0 && c.type === 'text' ? { ...c, text: `${c.text} ${note}` } : c));
   return { ...result, content, structuredContent: { ...(result.structuredContent as Record<string, unknown> | undefined), identity: { source, workflowId: command.workflowId, step: command.step, ...(source === 'content' ? { risk: CONTENT_FALLBACK_RISK } : {}) } } };
 }
@@ -95,7 +98,8 @@ export interface McpServerOptions {
 }
 
 export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
-  const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
+  const repeatable = options.identityFallback?.mode === 'content';
+  const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: repeatable ? `${INSTRUCTIONS} ${CONTENT_INSTRUCTIONS}` : INSTRUCTIONS });
   const { gateway } = runtime;
   const submit = async (command: Record<string, unknown>, source: IdentitySource = 'meta', waitMs?: number, meta?: unknown) => {
     runtime.metrics.commandReceived('mcp');
@@ -117,7 +121,6 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declared);
     return { identity: identityFrom(filled.meta), source: filled.source, args };
   };
-  const repeatable = options.identityFallback?.mode === 'content';
 
   for (const tool of runtime.tools.list()) {
     server.registerTool(mcpToolName(tool.name), {

@@ -41,6 +41,8 @@ describe('effectd mcp (embedded stdio, the default identity): a client that send
     expect(repeat.description).toMatch(/Leave this out, except to do the very same call again ON PURPOSE/);
     expect(repeat.description).toMatch(/Never set it when sending again a call whose answer you did not get/);
     expect(charge.inputSchema.required).not.toContain('effectd_repeat');
+    // The server's instructions say it too, for clients that show them to the model.
+    expect(client.getInstructions()).toMatch(/sending the same call again .* is the same effect.*effectd_repeat/);
   });
 
   it('a lost reply after the provider committed, re-issued with no _meta → one charge, the re-issue gets its receipt', async () => {
