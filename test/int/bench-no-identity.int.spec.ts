@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EPISODES, noIdentityTable, runNoIdentityLane, type NoIdentityCell } from '../../packages/bench/src/no-identity-lane.js';
+import { EPISODES, runNoIdentityLane, type NoIdentityCell } from '../../packages/bench/src/no-identity-lane.js';
+import { noIdentityTable } from '../../packages/bench/src/no-identity-table.js';
 import { NO_IDENTITY_OPTIONS } from '../../packages/bench/src/no-identity-options.js';
 import { ensureBuilt } from '../support/effectd-harness.js';
 

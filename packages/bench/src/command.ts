@@ -21,7 +21,7 @@ export const benchCommand: CommandSpec = {
   optionHelp: [
     ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
     ['--mcp', `add the MCP lane: ${MCP_POLICIES.join(' and ')} (the agent through the official MCP client SDK, to effectd's /mcp or straight to an upstream MCP server), on the per-step workloads under ${MCP_FAULTS.join(', ')}`],
-    ['--lane mcp-no-identity', 'run only the MCP no-identity lane: a desktop-style client (official MCP SDK over stdio, no _meta) under lost replies and deliberate repeats, per option (refuse, content, content+repeat-arg, arg-every-call): duplicates, false dedups, refusals (--seeds, default 3)'],
+    ['--lane mcp-no-identity', 'run only the MCP no-identity lane: a desktop-style client (official MCP SDK over stdio, no _meta) under lost replies and deliberate repeats, per option (refuse, content, content+repeat-arg, arg-every-call; harness-meta for reference): duplicates, false dedups, refusals (--seeds, default 3)'],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
     ['--fault LIST', `comma-separated (default: all: ${FAULTS.join(', ')})`],
     ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')}, and ${POLICY_VARIANTS.join(', ')}: effectd with a model that decides again on every unknown; ${MCP_POLICIES.join(', ')} with --mcp or by name)`],
@@ -180,7 +180,7 @@ export const benchCommand: CommandSpec = {
 /** `--lane mcp-no-identity`: the no-identity options side by side (packages/bench/src/no-identity-lane.ts). */
 async function runLane(lane: string, seedCount: number, out: (line: string) => void): Promise<number> {
   if (lane !== 'mcp-no-identity') throw new Error(`--lane: unknown ${lane}; choose mcp-no-identity`);
-  const [{ EPISODES, noIdentityTable, runNoIdentityLane }, { NO_IDENTITY_OPTIONS }] = await Promise.all([import('./no-identity-lane.js'), import('./no-identity-options.js')]);
+  const [{ EPISODES, runNoIdentityLane }, { NO_IDENTITY_OPTIONS }, { noIdentityTable }] = await Promise.all([import('./no-identity-lane.js'), import('./no-identity-options.js'), import('./no-identity-table.js')]);
   const started = Date.now();
   out(`effectd bench --lane mcp-no-identity: ${NO_IDENTITY_OPTIONS.length} options × ${seedCount} seed${seedCount === 1 ? '' : 's'} × ${EPISODES.length} episodes (${EPISODES.join(', ')}); a desktop-style client (the official MCP client SDK over stdio to effectd mcp) sending no _meta`);
   for (const o of NO_IDENTITY_OPTIONS) out(`  ${o.name.padEnd(20)} ${o.what}`);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startSimulator, type RunningSimulator } from '@effectd/simulators';
 import { packageRoot } from '../../../src/shared/package-root.js';
@@ -9,6 +9,7 @@ import { writeToolsConfig } from './harness/tool-config-files.js';
 import { NO_IDENTITY_OPTIONS, type NoIdentityOption } from './no-identity-options.js';
 import { scoreIdentity, type IntentEvidence } from './scoring.js';
 import type { FinalStatus } from './scripted-agent.js';
+import { DesktopAgent, sleep, type Answer } from './no-identity-agent.js';
 
 /**
  * The MCP no-identity lane (`effectd bench --lane mcp-no-identity`, issue 28): a desktop-style
@@ -48,76 +49,6 @@ export interface NoIdentityCell {
   lostReplies: number;
   finals: FinalStatus[];
   error?: string;
-}
-
-const CLIENT_TIMEOUT_MS = 800;
-const RESEND_MS = 300;
-const MAX_TRIES = 12;
-
-interface Answer {
-  final: FinalStatus | 'refused';
-  receipt?: string;
-}
-
-/** One agent's MCP session: the official client over stdio to `effectd mcp`, with no `_meta` (but for the reference row). */
-class DesktopAgent {
-  calls = 0;
-  refusals = 0;
-  /** Answers that did not reach the model as an outcome: a timeout, a broken stream, `unknown`. */
-  lost = 0;
-  private decisions = 0;
-  /** The `_meta` of each decision's call (only the harness-meta reference row sends any). */
-  private readonly metas = new WeakMap<Record<string, unknown>, Record<string, unknown>>();
-  constructor(private readonly client: Client, private readonly option: NoIdentityOption, private readonly run: string) {}
-
-  /** The arguments the model writes for one decision (and, for the reference row, the harness's `_meta`). */
-  decide(invoiceId: string, deliberateRepeat: string | undefined): Record<string, unknown> {
-    this.decisions += 1;
-    const args: Record<string, unknown> = { invoiceId, amount: '49.00 USD' };
-    if (this.option.repeatArgument === 'deliberate' && deliberateRepeat !== undefined) args.effectd_repeat = deliberateRepeat;
-    if (this.option.repeatArgument === 'every-decision') args.effectd_repeat = `call ${this.decisions} for ${invoiceId}`;
-    if (this.option.repeatArgument === 'meta') {
-      this.metas.set(args, { 'dev.effectd/workflowId': this.run, 'dev.effectd/step': this.decisions, ...(deliberateRepeat !== undefined ? { 'dev.effectd/repeat': deliberateRepeat } : {}) });
-    }
-    return args;
-  }
-
-  /** One tools/call; a lost reply (timeout, a dropped stream) is `lost`. */
-  async send(args: Record<string, unknown>): Promise<Answer | 'lost' | { retryAfterMs: number }> {
-    this.calls += 1;
-    let result: CallToolResult;
-    try {
-      const meta = this.metas.get(args);
-      result = await this.client.callTool({ name: 'payments_charge', arguments: args, ...(meta ? { _meta: meta } : {}) }, { timeout: CLIENT_TIMEOUT_MS }) as CallToolResult;
-    } catch {
-      this.lost += 1;
-      return 'lost';
-    }
-    const content = (result.structuredContent ?? {}) as { status?: string; receipt?: string; missingIdentity?: unknown; action?: string; retryAfterMs?: number };
-    if (result.isError && content.missingIdentity !== undefined) {
-      this.refusals += 1;
-      return { final: 'refused' };
-    }
-    if (result.isError && content.action === 'retry_after') return { retryAfterMs: content.retryAfterMs ?? RESEND_MS };
-    if (content.status === 'done') return { final: 'done', ...(content.receipt ? { receipt: content.receipt } : {}) };
-    if (content.status === 'not_done') return { final: 'not_done' };
-    if (content.status === 'unknown') {
-      this.lost += 1;
-      return 'lost';
-    }
-    return { final: 'refused' };
-  }
-
-  /** The client's way with a lost reply: send the same call again (a new JSON-RPC id) until it has an answer. */
-  async untilAnswered(args: Record<string, unknown>, first?: Answer | 'lost' | { retryAfterMs: number }): Promise<Answer> {
-    let answer = first ?? (await this.send(args));
-    for (let tries = 1; tries < MAX_TRIES; tries += 1) {
-      if (answer !== 'lost' && !('retryAfterMs' in answer)) return answer;
-      await sleep(answer === 'lost' ? RESEND_MS : Math.min(answer.retryAfterMs, 1_000));
-      answer = await this.send(args);
-    }
-    return answer !== 'lost' && !('retryAfterMs' in answer) ? answer : { final: 'unknown' };
-  }
 }
 
 async function fault(payments: RunningSimulator, action: Record<string, unknown> | undefined): Promise<void> {
@@ -219,26 +150,4 @@ export async function runNoIdentityLane(opts: { seeds: number[]; options?: reado
     await payments.close();
   }
   return cells;
-}
-
-/** The table of docs/mcp.md: per option, summed over episodes and seeds. */
-export function noIdentityTable(cells: readonly NoIdentityCell[]): string {
-  const options = [...new Set(cells.map((c) => c.option))];
-  const header = ['option', 'intended', 'charged', 'duplicates', 'false dedups', 'refusals', 'missing', 'calls', 'lost replies', ...EPISODES.map((e) => `${e} d/f/r`)];
-  const rows = options.map((option) => {
-    const mine = cells.filter((c) => c.option === option);
-    const sum = (pick: (c: NoIdentityCell) => number, of = mine) => of.reduce((s, c) => s + pick(c), 0);
-    const per = EPISODES.map((e) => {
-      const ep = mine.filter((c) => c.episode === e);
-      return `${sum((c) => c.duplicates, ep)}/${sum((c) => c.falseDedup, ep)}/${sum((c) => c.refusals, ep)}`;
-    });
-    return [option, String(sum((c) => c.intended)), String(sum((c) => c.charged)), String(sum((c) => c.duplicates)), String(sum((c) => c.falseDedup)), String(sum((c) => c.refusals)), String(sum((c) => c.missing)), String(sum((c) => c.calls)), String(sum((c) => c.lostReplies)), ...per];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cols: string[]) => cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
