@@ -97,7 +97,7 @@ describe('effectd mcp (embedded stdio, the default identity): a client that send
   });
 });
 
-describe('effectd mcp --mcp-identity-window-ms 1000: the window slides', () => {
+describe('effectd mcp --mcp-identity-window-ms 3000: the window slides', () => {
   let payments: RunningSimulator;
   let client: Client;
 
@@ -107,7 +107,7 @@ describe('effectd mcp --mcp-identity-window-ms 1000: the window slides', () => {
     const dataDir = tempDir();
     const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } });
     client = new Client({ name: 'desktop-style-client', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config, '--mcp-identity-window-ms', '1000'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config, '--mcp-identity-window-ms', '3000'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
   }, 60_000);
   afterAll(async () => {
     await client?.close();
@@ -119,13 +119,15 @@ describe('effectd mcp --mcp-identity-window-ms 1000: the window slides', () => {
     const first = await call();
     expect(sc(first)).toMatchObject({ status: 'done', replayed: false });
     const firstWorkflow = (first.structuredContent as { identity: { workflowId: string } }).identity.workflowId;
-    // Into the next one-second window.
-    await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 50));
+    // The window the first call fell in, from its derived workflow (mcp-content-<credential>-<window start>): timed from it, not from the answer.
+    const windowStart = Date.parse(/(\d{4}-\d{2}-\d{2}T[\d:.]+Z)$/.exec(firstWorkflow)![1]!);
+    const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+    await until(windowStart + 3_000 + 100);
     const next = await call();
     expect(sc(next)).toMatchObject({ status: 'done', replayed: true, effectId: sc(first).effectId, identity: { workflowId: firstWorkflow } });
     expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(1);
     // Two windows after the first: a new effect (the identity's horizon is one to two windows).
-    await new Promise((resolve) => setTimeout(resolve, 2_000 - (Date.now() % 1_000) + 50));
+    await until(windowStart + 6_000 + 100);
     const later = await call();
     expect(sc(later)).toMatchObject({ status: 'done', replayed: false });
     expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(2);
