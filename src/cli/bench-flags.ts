@@ -9,6 +9,7 @@ import type { CommandSpec } from './cli-kit.js';
 export const BENCH_FLAGS: CommandSpec['options'] = {
   quick: { type: 'boolean' },
   mcp: { type: 'boolean' },
+  lane: { type: 'string' },
   workload: { type: 'string' },
   fault: { type: 'string' },
   policy: { type: 'string' },

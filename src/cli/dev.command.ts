@@ -8,6 +8,7 @@ import { startTracing, type TracingHandle } from '../tracing/start-tracing.js';
 import { portOption, type CommandSpec } from './cli-kit.js';
 import { Drain } from './drain.js';
 import { loadSettings } from '../config/settings-loader.js';
+import { identityFallbackOption } from '../mcp/identity.js';
 import { loadConfig } from '../config/config-loader.js';
 import { readConfigFile } from '../config/read-config-file.js';
 import { cliInvocation, dataDirFlag, tokenCommandFor, tokenCommandLine } from './token.command.js';
@@ -56,7 +57,9 @@ export const devCommand: CommandSpec = {
     try {
       const providerUrls = Object.fromEntries(simulators.map((s) => [s.provider, s.process.url]));
       runtime = await createRuntime({ dataDir, settings, providerUrls, logger });
-      server = await startHttpServer(runtime, port, host, settings.http);
+      // /mcp takes calls without _meta identity as `effectd start` does (EFFECTD_MCP_IDENTITY_FALLBACK, content by default).
+      const identityFallback = identityFallbackOption({ mode: settings.mcpIdentity.fallback, windowMs: settings.mcpIdentity.windowMs });
+      server = await startHttpServer(runtime, port, host, settings.http, identityFallback ? { identityFallback } : {});
       runtime.startReconciler();
     } catch (error) {
       await server?.close();

@@ -17,7 +17,7 @@ import type { CommandSpec } from './cli-kit.js';
 export const mcpCommand: CommandSpec = {
   name: 'mcp',
   summary: 'Serve MCP over stdio for a local agent (desktop or CLI client), on an embedded effectd or forwarding to a running one (--url).',
-  usage: 'effectd mcp [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.json] [--token T | EFFECTD_TOKEN] [--mcp-identity-fallback content]\n       effectd mcp --url http://127.0.0.1:8080/mcp --token T',
+  usage: 'effectd mcp [--data-dir ./.effectd] [--ledger sqlite:|postgres://…] [--config effectd.config.json] [--token T | EFFECTD_TOKEN] [--mcp-identity-fallback content|off]\n       effectd mcp --url http://127.0.0.1:8080/mcp --token T',
   options: {
     url: { type: 'string' },
     'mcp-identity-fallback': { type: 'string' },
@@ -33,7 +33,7 @@ export const mcpCommand: CommandSpec = {
     ['--config FILE', 'JSON file declaring providers and tools (or EFFECTD_CONFIG)'],
     ['--token T', 'act as the credential with this token (or EFFECTD_TOKEN); default: the first agent credential of the data dir'],
     ['--url URL', 'forward to a running effectd\'s Streamable HTTP endpoint (…/mcp) with --token instead of embedding one: tools/list and tools/call go there, _meta unchanged'],
-    ['--mcp-identity-fallback content', 'embedded only, off by default: calls without _meta identity get workflow = credential + a time window (--mcp-identity-window-ms, default 3600000), step = the call\'s content; identical calls in the window are one effect, so an undeclared repeat is falsely deduplicated'],
+    ['--mcp-identity-fallback M', 'embedded only (or EFFECTD_MCP_IDENTITY_FALLBACK). content (the default): calls without _meta identity get workflow = credential + a sliding window (--mcp-identity-window-ms, default 3600000), step = the call\'s content; identical calls in the window are one effect unless the effectd_repeat argument says why, else a false dedup. off: refused. With --url the running effectd decides'],
   ],
   async run(values, _positionals, env) {
     // stdout is the protocol: anything else written there breaks the client.
@@ -41,7 +41,7 @@ export const mcpCommand: CommandSpec = {
     // --url here is the MCP endpoint to forward to, not EFFECTD_URL (the operator commands' effectd).
     const settings = loadSettings(env, { dataDir: values['data-dir'], ledger: values.ledger, config: values.config, token: values.token });
     if (values.url !== undefined) return forward(String(values.url), settings.token);
-    const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'], windowMs: values['mcp-identity-window-ms'] });
+    const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'] ?? settings.mcpIdentity.fallback, windowMs: values['mcp-identity-window-ms'] ?? settings.mcpIdentity.windowMs });
     if (identityFallback?.mode === 'header') throw new Error('--mcp-identity-fallback header reads HTTP headers: it is for effectd start (Streamable HTTP), not stdio; use content here, or set _meta');
     const dataDir = resolve(settings.dataDir ?? '.effectd');
     const runtime = await createRuntime({ dataDir, settings });

@@ -1,7 +1,7 @@
 import { refuseInspectorSignal } from './signals.js';
 import { resolve } from 'node:path';
 import { startHttpServer } from '../api/http-server.js';
-import { loadSettings } from '../config/settings-loader.js';
+import { loadSettings, type Settings } from '../config/settings-loader.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { identityFallbackOption } from '../mcp/identity.js';
 import type { McpHttpOptions } from '../mcp/mcp-http.js';
@@ -49,7 +49,7 @@ export const startCommand: CommandSpec = {
     ['--group G', 'Kafka consumer group shared by all instances (default effectd, or EFFECTD_KAFKA_GROUP); instances must share EFFECTD_SECRET'],
     ['--no-http', 'Kafka ingress only: no HTTP port'],
     ['--mcp-anonymous-agent', 'admit MCP calls without a token at /mcp as the first agent credential (local tools such as the MCP conformance suite); refused unless --host is 127.0.0.1 or ::1'],
-    ['--mcp-identity-fallback M', 'off by default: for MCP clients that cannot set _meta identity. header: workflowId and step from HTTP headers (--mcp-workflow-header, default X-Effectd-Workflow-Id; --mcp-step-header, default X-Effectd-Step). content: workflow from the credential + a time window (--mcp-identity-window-ms, default 3600000), step from the call\'s content; identical calls in the window are one effect, so an undeclared repeat is falsely deduplicated'],
+    ['--mcp-identity-fallback M', 'the identity of MCP calls without _meta identity (or EFFECTD_MCP_IDENTITY_FALLBACK). content (the default): workflow from the credential + a sliding window (--mcp-identity-window-ms, default 3600000), step from the call\'s content; identical calls in the window are one effect unless the effectd_repeat argument says why, else a false dedup. header: workflowId and step from HTTP headers (--mcp-workflow-header, default X-Effectd-Workflow-Id; --mcp-step-header, default X-Effectd-Step). off: refused'],
     ['EFFECTD_LOG_LEVEL', 'environment: fatal, error, warn, info (default), debug, trace or silent'],
     ['EFFECTD_LOG_FORMAT', 'environment: json or pretty (default: pretty on a terminal, JSON lines otherwise); the log is on stdout'],
   ],
@@ -76,7 +76,7 @@ export const startCommand: CommandSpec = {
     const runtime = await createRuntime({ dataDir, settings, logger });
     if (values['no-http'] && !values.kafka) throw new Error('--no-http needs --kafka: effectd needs at least one ingress');
     process.on('SIGHUP', () => reloadOnHangup(runtime, logger));
-    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), settings.http, mcpOptions(values, logger));
+    const server = values['no-http'] ? undefined : await startHttpServer(runtime, portOption(values.port, 8080), String(values.host ?? '127.0.0.1'), settings.http, mcpOptions(values, settings, logger));
     const snapshot = values['no-reconciler'] ? undefined : runtime.startReconciler();
     // A worker does not say "listening on": the primary does, once every worker serves.
     if (server && worker !== undefined) logger.info({ event: 'WorkerListening', url: server.url }, `effectd worker ${worker} (pid ${process.pid}) serves ${server.url}`);
@@ -106,10 +106,11 @@ export const startCommand: CommandSpec = {
   },
 };
 
-function mcpOptions(values: Record<string, string | boolean | undefined>, logger: Logger): Omit<McpHttpOptions, 'host'> {
-  const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'], workflowHeader: values['mcp-workflow-header'], stepHeader: values['mcp-step-header'], windowMs: values['mcp-identity-window-ms'] });
+function mcpOptions(values: Record<string, string | boolean | undefined>, settings: Settings, logger: Logger): Omit<McpHttpOptions, 'host'> {
+  const identityFallback = identityFallbackOption({ mode: values['mcp-identity-fallback'] ?? settings.mcpIdentity.fallback, workflowHeader: values['mcp-workflow-header'], stepHeader: values['mcp-step-header'], windowMs: values['mcp-identity-window-ms'] ?? settings.mcpIdentity.windowMs });
   if (identityFallback?.mode === 'header') logger.info(`MCP identity fallback: header (calls without _meta identity take it from ${identityFallback.workflowHeader} and ${identityFallback.stepHeader})`);
-  if (identityFallback?.mode === 'content') logger.warn(`MCP identity fallback: content (calls without _meta identity: workflow = credential + ${identityFallback.windowMs} ms window, step = the call's content; identical calls in the window are one effect, an undeclared repeat is falsely deduplicated)`);
+  if (identityFallback?.mode === 'content') logger.info(`MCP identity fallback: content (calls without _meta identity: workflow = credential + a ${identityFallback.windowMs} ms sliding window, step = the call's content; identical calls in the window are one effect unless effectd_repeat says why)`);
+  if (!identityFallback) logger.info('MCP identity fallback: off (calls without _meta identity are refused)');
   return { anonymousAgent: values['mcp-anonymous-agent'] === true, ...(identityFallback ? { identityFallback } : {}) };
 }
 

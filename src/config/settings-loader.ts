@@ -61,6 +61,8 @@ export interface Settings {
     /** undefined: pretty on a terminal, JSON lines otherwise. */
     readonly format: SettingValues['EFFECTD_LOG_FORMAT'];
   };
+  /** EFFECTD_MCP_IDENTITY_FALLBACK, EFFECTD_MCP_IDENTITY_WINDOW_MS: the identity of an MCP call without `_meta` identity (the CLI's flags win). */
+  readonly mcpIdentity: { readonly fallback: 'content' | 'header' | 'off'; readonly windowMs: number };
   /** EFFECTD_PROVIDER_<NAME>_URL overrides, by variable (the config loader matches them to providers). */
   readonly providerUrls: Readonly<Record<string, string>>;
   readonly tracing: TracingSettings;
@@ -165,6 +167,7 @@ export function loadSettings(env: Environment, flags: SettingFlags = {}): Settin
     },
     answerBudget: { maxMs: values.EFFECTD_ANSWER_BUDGET_MAX_MS, defaultMs: values.EFFECTD_ANSWER_BUDGET_MS ?? Math.min(DEFAULT_ANSWER_BUDGET.defaultMs, values.EFFECTD_ANSWER_BUDGET_MAX_MS) },
     log: { level: values.EFFECTD_LOG_LEVEL, format: values.EFFECTD_LOG_FORMAT },
+    mcpIdentity: { fallback: values.EFFECTD_MCP_IDENTITY_FALLBACK, windowMs: values.EFFECTD_MCP_IDENTITY_WINDOW_MS },
     providerUrls,
     tracing,
   });

@@ -172,6 +172,14 @@ export const SETTINGS = {
     type: 'whole number', unit: 'ms', default: String(DEFAULT_ANSWER_BUDGET.maxMs), schema: wholeNumber(0), expected: 'a whole number of milliseconds ≥ 0',
     what: 'the most a caller may ask for with `Prefer: wait`; the default budget may not exceed it',
   }),
+  EFFECTD_MCP_IDENTITY_FALLBACK: setting({
+    flag: '`--mcp-identity-fallback` (start, mcp; `dev` reads the variable)', type: '`content` \\| `header` \\| `off`', default: 'content', schema: oneOf(['content', 'header', 'off']), expected: 'content, header or off',
+    what: 'the identity of an MCP call that carries no `dev.effectd/*` identity in `_meta` (Claude-style desktop clients): `content` derives it from the credential, a sliding window and the call\'s content, and adds the `effectd_repeat` argument a model fills for a deliberate repeat; `header` reads it from HTTP headers (`/mcp` only); `off` refuses the call ([mcp.md](mcp.md#calls-without-identity))',
+  }),
+  EFFECTD_MCP_IDENTITY_WINDOW_MS: setting({
+    flag: '`--mcp-identity-window-ms` (start, mcp; `dev` reads the variable)', type: 'whole number', unit: 'ms', default: '3600000', schema: wholeNumber(1_000), expected: 'a whole number of milliseconds ≥ 1000',
+    what: 'with `content`: an identical call within one window of the first is the same effect (a re-issue; the window slides once, so up to two windows); one meant as another effect must carry `effectd_repeat`. Longer than any client\'s retries',
+  }),
   EFFECTD_LOG_LEVEL: setting({
     type: LOG_LEVELS.map((l) => `\`${l}\``).join(' \\| '), schema: oneOf(LOG_LEVELS), expected: `one of ${LOG_LEVELS.join(', ')}`,
     defaultText: '`info` (`start`, `dev`); `warn` for embedded runtimes (`demo`, `mcp`)',

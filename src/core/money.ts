@@ -16,6 +16,17 @@ const MONEY_TEXT = /^(?:([A-Za-z]{3})\s*)?([0-9]+)(?:\.([0-9]+))?(?:\s*([A-Za-z]
 export const AMOUNT_FORMS = 'a JSON integer of minor units (4900 = 49.00) or a string with a decimal point or a currency ("49.00", "49.00 USD", "USD 49.00", "49 USD")';
 
 /**
+ * What a tool's inputSchema says of an amount (src/gateway/views/tool-args-schema.ts): the forms,
+ * then examples as JSON literals after "e.g.", each accepted by parseMinorUnits (checked by
+ * test/unit/mcp-tool-descriptions.unit.spec.ts). A model copies examples: none of them is refused.
+ */
+export const AMOUNT_EXAMPLES: readonly (number | string)[] = [4900, '49.00', '49.00 USD', 'USD 49.00', '49 USD'];
+export const AMOUNT_DESCRIPTION = `a JSON integer of minor units (cents), or a string in major units with a decimal point or a currency code, never bare digits in a string. All of these are 49 US dollars, e.g. ${AMOUNT_EXAMPLES.map((e) => JSON.stringify(e)).join(', ')}`;
+
+/** The strings MONEY_TEXT reads as an amount, without the ones it refuses (bare digits, a currency twice): the string branch's JSON Schema pattern. */
+export const AMOUNT_TEXT_PATTERN = '^\\s*(?:[A-Za-z]{3}\\s*[0-9]+(?:\\.[0-9]+)?|[0-9]+\\.[0-9]+(?:\\s*[A-Za-z]{3})?|[0-9]+\\s*[A-Za-z]{3})\\s*$';
+
+/**
  * How a refusal names the forms, with no example amount in it: a hint is fed back by models, and an
  * example value there would be a value the agent never meant.
  */

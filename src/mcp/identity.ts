@@ -50,14 +50,17 @@ const identitySchema = z.object({
 export const IDENTITY_HELP = `the harness sets it in params._meta of tools/call: {"${META.workflowId}": "<one id per task: the thread id kept across resumes>", "${META.step}": "<this call's position in the plan, e.g. 3 or \\"charge\\">"}, optionally "${META.slot}" (one of many effects of one step) and "${META.repeat}": "<why>" for an intended repeat. Keep the same values when you re-issue the call (a new JSON-RPC id is fine): that is how effectd knows it is the same effect. Never take them from the model or from the JSON-RPC id.`;
 
 /**
- * An operator-enabled identity for plain clients that cannot set `_meta` (`--mcp-identity-fallback`,
- * off by default). `_meta` always wins field by field; the fallback only fills what it lacks.
+ * The identity of a call that carries no `dev.effectd/*` identity (`--mcp-identity-fallback`,
+ * EFFECTD_MCP_IDENTITY_FALLBACK; `content` by default, chosen by the benchmark's no-identity lane,
+ * docs/mcp.md). `_meta` always wins field by field; the fallback only fills what it lacks.
+ * - `content` (the default): the workflow from the credential and a time window, the step from the
+ *   call's content (tool and arguments). A re-issued identical call within the window is the same
+ *   effect (a reply lost anywhere costs no second charge). An identical call meant as a second
+ *   effect must say so in the tool's `effectd_repeat` argument (src/mcp/repeat-argument.ts), which
+ *   the model fills; undeclared, it is ONE effect (false dedup).
  * - `header`: workflowId and step from configured HTTP headers (Streamable HTTP only), for clients
  *   that can set headers but not `_meta`. As safe as `_meta`: the client still names its effect.
- * - `content`: the workflow from the credential and a time window, the step from the call's content
- *   (tool and arguments). A re-issued identical call in the window is the same effect; so is an
- *   undeclared repeat: two identical calls meant as two effects are ONE (false dedup), and a plain
- *   client has no way to declare the repeat. Only for clients whose calls never repeat on purpose.
+ * - off: refused, with what to send.
  */
 export type IdentityFallback =
   | { mode: 'header'; workflowHeader: string; stepHeader: string }
@@ -70,10 +73,10 @@ export const DEFAULT_FALLBACK_WINDOW_MS = 3_600_000;
 export type IdentitySource = 'meta' | 'header' | 'content';
 
 /** The false-dedup risk of the content fallback, said in docs/mcp.md, the refusal and each answer it identifies. */
-export const CONTENT_FALLBACK_RISK = 'identical calls (same tool, same arguments) within the window are ONE effect: a re-issue is absorbed, but so is a repeat meant as a second effect (false dedup), which a client without _meta cannot declare';
+export const CONTENT_FALLBACK_RISK = 'identical calls (same tool, same arguments) within the window are ONE effect: a re-issue is absorbed, and so is a repeat meant as a second effect unless the call says so in its effectd_repeat argument (else a false dedup)';
 
 /** The operator's options, said in every identity refusal. */
-export const FALLBACK_HELP = `A client that cannot set _meta: the operator can start effectd with --mcp-identity-fallback header (workflowId and step from the HTTP headers ${DEFAULT_FALLBACK_HEADERS.workflowHeader} and ${DEFAULT_FALLBACK_HEADERS.stepHeader}) or --mcp-identity-fallback content (workflow from the credential and a time window, step from the call's content; risk: ${CONTENT_FALLBACK_RISK}).`;
+export const FALLBACK_HELP = `A client that cannot set _meta: this effectd was started with --mcp-identity-fallback off; the operator can use content (the default: workflow from the credential and a time window, step from the call's content; risk: ${CONTENT_FALLBACK_RISK}) or header (workflowId and step from the HTTP headers ${DEFAULT_FALLBACK_HEADERS.workflowHeader} and ${DEFAULT_FALLBACK_HEADERS.stepHeader}).`;
 
 /** Parses `--mcp-identity-fallback` and its companions into a fallback (undefined: off). */
 export function identityFallbackOption(values: { mode?: unknown; workflowHeader?: unknown; stepHeader?: unknown; windowMs?: unknown }): IdentityFallback | undefined {
@@ -92,7 +95,7 @@ export function identityFallbackOption(values: { mode?: unknown; workflowHeader?
     if (!Number.isInteger(windowMs) || windowMs < 1_000) throw new EffectdError('invalid_config', `--mcp-identity-window-ms must be a whole number of milliseconds ≥ 1000, not ${String(values.windowMs)}`);
     return { mode: 'content', windowMs };
   }
-  throw new EffectdError('invalid_config', `--mcp-identity-fallback is header or content (off by default), not "${String(mode)}"`);
+  throw new EffectdError('invalid_config', `--mcp-identity-fallback is content (the default), header or off, not "${String(mode)}"`);
 }
 
 /** What the transport read for the fallback: the configured headers' values (Streamable HTTP). */
@@ -108,7 +111,7 @@ export function withFallback(
   meta: Record<string, unknown> | undefined,
   fallback: IdentityFallback | undefined,
   input: FallbackInput,
-  call: { credential: string; tool: string; args: unknown; now: number },
+  call: { credential: string; tool: string; args: unknown; now: number; repeat?: string; thread?: string },
 ): { meta: Record<string, unknown>; source: IdentitySource } {
   const given = meta ?? {};
   const missing = given[META.workflowId] === undefined || given[META.step] === undefined;
@@ -119,11 +122,58 @@ export function withFallback(
     return { meta: { ...(workflowId !== undefined ? { [META.workflowId]: workflowId } : {}), ...(step !== undefined ? { [META.step]: step } : {}), ...given }, source: 'header' };
   }
   const windowStart = Math.floor(call.now / fallback.windowMs) * fallback.windowMs;
-  const digest = createHash('sha256').update(canonicalJson({ tool: call.tool, args: call.args ?? {} })).digest('hex').slice(0, 24);
+  const digest = contentDigest(call.tool, call.args, call.repeat);
   const step = `content-${digest}`;
+  const repeat = call.repeat !== undefined && given[META.repeat] === undefined ? { [META.repeat]: call.repeat } : {};
+  return { meta: { [META.workflowId]: contentWorkflowId(call.credential, windowStart, call.tool, digest, call.thread), [META.step]: step, ...repeat, ...given }, source: 'content' };
+}
+
+/** The step of a content identity: the tool, its arguments and (a declared repeat) the reason the model gave. */
+function contentDigest(tool: string, args: unknown, repeat: string | undefined): string {
+  return createHash('sha256').update(canonicalJson({ tool, args: args ?? {}, ...(repeat !== undefined ? { repeat } : {}) })).digest('hex').slice(0, 24);
+}
+
+/**
+ * The workflow of a content identity: the credential, the client's conversation where it names one
+ * (Codex's `_meta.threadId`, threadFrom), and the window it starts in.
+ */
+function contentWorkflowId(credential: string, windowStart: number, tool: string, digest: string, thread?: string): string {
+  const scope = thread === undefined ? '' : `-thread-${createHash('sha256').update(thread).digest('hex').slice(0, 16)}`;
   // A saga is one per workflow, so each saga's content is its own workflow in the window.
-  const workflowId = `mcp-content-${call.credential}-${new Date(windowStart).toISOString()}${call.tool.startsWith('saga:') ? `-${digest}` : ''}`;
-  return { meta: { [META.workflowId]: workflowId, [META.step]: step, ...given }, source: 'content' };
+  return `mcp-content-${credential}${scope}-${new Date(windowStart).toISOString()}${tool.startsWith('saga:') ? `-${digest}` : ''}`;
+}
+
+/**
+ * The client's conversation, where it sends one without `dev.effectd/*` identity: Codex puts its
+ * thread id (kept across resumes) in `_meta.threadId`. It narrows a content identity to that
+ * conversation: identical calls in two conversations are two effects (each still held by the
+ * workflow's content index only within its own conversation).
+ */
+export function threadFrom(meta: Record<string, unknown> | undefined): string | undefined {
+  const thread = meta?.['threadId'];
+  return typeof thread === 'string' && thread.length > 0 && thread.length <= 256 ? thread : undefined;
+}
+
+/**
+ * The window slides: a content identity whose step was declared in the previous window is that
+ * effect, not a new one in this window, so a re-issue that crosses a window boundary is still the
+ * same effect (an identical call is one effect for one to two windows). `declared` says whether
+ * (workflow, step) is in the ledger.
+ */
+export async function slidWindow(
+  filled: { meta: Record<string, unknown>; source: IdentitySource },
+  fallback: IdentityFallback | undefined,
+  call: { credential: string; tool: string; now: number; thread?: string },
+  declared: (workflowId: string, step: string) => Promise<boolean>,
+): Promise<{ meta: Record<string, unknown>; source: IdentitySource }> {
+  if (filled.source !== 'content' || fallback?.mode !== 'content') return filled;
+  const step = String(filled.meta[META.step]);
+  const digest = step.slice('content-'.length);
+  const windowStart = Math.floor(call.now / fallback.windowMs) * fallback.windowMs;
+  // Only a workflow the fallback derived slides; one the caller named in _meta stays as named.
+  if (filled.meta[META.workflowId] !== contentWorkflowId(call.credential, windowStart, call.tool, digest, call.thread)) return filled;
+  const previous = contentWorkflowId(call.credential, windowStart - fallback.windowMs, call.tool, digest, call.thread);
+  return (await declared(previous, step)) ? { meta: { ...filled.meta, [META.workflowId]: previous }, source: 'content' } : filled;
 }
 
 /** The identity in a request's `_meta` (every field optional here; what a tool needs is checked by it). */
@@ -150,11 +200,16 @@ export function fallbackHelp(fallback: IdentityFallback | undefined): string {
   return FALLBACK_HELP;
 }
 
-/** A mutating call must name its effect: workflowId and step (a saga start: its workflowId). */
-export function requireIdentity(identity: McpIdentity, tool: string, needsStep: boolean, fallback?: IdentityFallback): { workflowId: string; step?: string } {
+/**
+ * A call of a configured tool must name its effect: workflowId and step (a saga start: its
+ * workflowId). Every such call is an effect in the ledger, a `read` contract's too; only the
+ * sentence differs, since a read changes nothing in the world.
+ */
+export function requireIdentity(identity: McpIdentity, tool: string, needsStep: boolean, fallback?: IdentityFallback, reversibility?: string): { workflowId: string; step?: string } {
   const missing = [...(identity.workflowId === undefined ? [META.workflowId] : []), ...(needsStep && identity.step === undefined ? [META.step] : [])];
   if (missing.length > 0) {
-    throw new EffectdError('invalid_command', `${tool} changes the world, so effectd needs the effect's identity and refuses without it (nothing was sent): missing ${missing.map((m) => `_meta["${m}"]`).join(' and ')}; ${IDENTITY_HELP} ${fallbackHelp(fallback)}`, {
+    const why = reversibility === 'read' ? `${tool} is a read (it changes nothing), but effectd records each call of it as an effect in its ledger` : `${tool} changes the world`;
+    throw new EffectdError('invalid_command', `${why}, so effectd needs the effect's identity and refuses without it (nothing was sent): missing ${missing.map((m) => `_meta["${m}"]`).join(' and ')}; ${IDENTITY_HELP} ${fallbackHelp(fallback)}`, {
       fields: missing.map((m) => ({ path: `_meta["${m}"]`, message: 'required' })),
       missingIdentity: missing,
     });

@@ -9,7 +9,8 @@ import type { Tool } from '../gateway/views/tool-catalog.js';
 import { toolArgsJsonSchema } from '../gateway/views/tool-args-schema.js';
 import type { EffectdRuntime } from '../runtime/effectd-runtime.js';
 import { errorResult } from './error-result.js';
-import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
+import { CONTENT_FALLBACK_RISK, IDENTITY_HELP, META, identityFrom, requireIdentity, slidWindow, threadFrom, withFallback, type FallbackInput, type IdentityFallback, type IdentitySource } from './identity.js';
+import { takeRepeat, withRepeatArgument } from './repeat-argument.js';
 import { HISTORY_TOOL, STATUS_TOOL, mcpSagaName, mcpToolName } from './names.js';
 import { historySchema, outcomeResult, outcomeSchema, statusSchema } from './results.js';
 import { offerTask, registerTaskMethods } from './task-methods.js';
@@ -23,6 +24,9 @@ export type McpRuntime = Pick<EffectdRuntime, 'gateway' | 'tools' | 'sagas' | 'm
 const VERSION = '0.1.0';
 
 const INSTRUCTIONS = `effectd makes every tool call here an effect that happens at most once. Each call's identity comes from the harness in params._meta, not from arguments: ${IDENTITY_HELP} Results have three states: done (receipt), not_done (isError; safe to try again as a new step), unknown (being checked: do not start another; ask ${STATUS_TOOL} with the reference). A call refused as sent (isError, text starting "refused:") did nothing; it is no outcome of the effect, and it says where the recorded effect stands. ${HISTORY_TOOL} tells what the workflow's earlier steps came to, from the ledger.`;
+
+/** Said to clients that send no _meta, where effectd derives identity from content (the default). */
+const CONTENT_INSTRUCTIONS = `A call without that _meta is identified by its content: sending the same call again (same tool, same arguments) is the same effect, answered from the ledger, never done twice — so after a lost or unclear answer, send it again as it was. To do the very same call again on purpose, as another effect, set the tool's effectd_repeat argument to why (different for each repeat).`;
 
 /**
  * Annotations that tell the truth from the contract (clients must treat them as hints, and effectd
@@ -75,7 +79,7 @@ function identified(result: CallToolResult, source: IdentitySource, command: Rec
   if (source === 'meta') return result;
   const note = source === 'header'
     ? `(identity from the HTTP headers: workflow ${String(command.workflowId)}, step ${String(command.step)})`
-    : `(identity derived from the call's content by the operator's fallback: ${CONTENT_FALLBACK_RISK})`;
+    : `(no _meta identity, so derived from the call's content: ${CONTENT_FALLBACK_RISK})`;
   const content = (result.content ?? []).map((c, i) => (i === 0 && c.type === 'text' ? { ...c, text: `${c.text} ${note}` } : c));
   return { ...result, content, structuredContent: { ...(result.structuredContent as Record<string, unknown> | undefined), identity: { source, workflowId: command.workflowId, step: command.step, ...(source === 'content' ? { risk: CONTENT_FALLBACK_RISK } : {}) } } };
 }
@@ -96,7 +100,8 @@ export interface McpServerOptions {
 }
 
 export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: McpServerOptions = {}): McpServer {
-  const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: INSTRUCTIONS });
+  const repeatable = options.identityFallback?.mode === 'content';
+  const server = new McpServer({ name: 'effectd', version: VERSION }, { instructions: repeatable ? `${INSTRUCTIONS} ${CONTENT_INSTRUCTIONS}` : INSTRUCTIONS });
   const { gateway } = runtime;
   // The Tasks extension (src/mcp/task-methods.ts): tasks/* methods, and an unknown answer as a task for clients that declare it.
   const tasks = { gateway, caller, now: () => Date.now() };
@@ -108,23 +113,31 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
     const submitted = await withTraceFrom(carrier, () => gateway.submit(caller, command, waitMs !== undefined ? { waitMs } : {}));
     return offerTask(tasks, envelope, submitted, identified(outcomeResult(submitted.outcome), source, command));
   };
-  /** The identity of a mutating call: `_meta`, else the operator's fallback (if on). */
-  const effectIdentity = (meta: unknown, tool: string, args: unknown) => {
-    const filled = withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, { credential: caller.name, tool, args, now: Date.now() });
-    return { identity: identityFrom(filled.meta), source: filled.source };
+  /** Whether (workflow, step) is in the ledger: what the content fallback's sliding window asks (the cached fold, no stream read). */
+  const declared = async (workflowId: string, step: string) => {
+    const steps = await gateway.history(caller, workflowId).then((h) => h.steps, () => []);
+    return steps.some((s) => s.step === step && s.outcomes.length > 0);
+  };
+  /** The identity of a call: `_meta`, else the fallback; and its arguments without the repeat argument (src/mcp/repeat-argument.ts). */
+  const effectIdentity = async (meta: unknown, tool: string, given: unknown) => {
+    const { args, repeat } = options.identityFallback?.mode === 'content' ? takeRepeat(given) : { args: given };
+    const thread = threadFrom(meta as Record<string, unknown> | undefined);
+    const call = { credential: caller.name, tool, args, now: Date.now(), ...(repeat !== undefined ? { repeat } : {}), ...(thread !== undefined ? { thread } : {}) };
+    const filled = await slidWindow(withFallback(meta as Record<string, unknown> | undefined, options.identityFallback, options.fallbackInput ?? {}, call), options.identityFallback, call, declared);
+    return { identity: identityFrom(filled.meta), source: filled.source, args };
   };
 
   for (const tool of runtime.tools.list()) {
     relayFor(server, tool).registerTool(mcpToolName(tool.name), {
       title: tool.name,
-      description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; needs _meta "${META.workflowId}" and "${META.step}" from the harness)`,
-      inputSchema: advertised(toolArgsJsonSchema(tool)),
+      description: `${tool.spec.description || tool.name} (effectd tool ${tool.name}, ${tool.spec.reversibility}; its identity: _meta "${META.workflowId}" and "${META.step}" from the harness${repeatable ? ', else the call\'s content: the same call again is the same effect unless effectd_repeat says why it is another' : ''})`,
+      inputSchema: advertised(repeatable ? withRepeatArgument(toolArgsJsonSchema(tool)) : toolArgsJsonSchema(tool)),
       outputSchema: outcomeSchema,
       annotations: contractAnnotations(tool),
       _meta: { 'dev.effectd/tool': tool.name, 'dev.effectd/reversibility': tool.spec.reversibility },
-    }, (args, ctx) => answered(async () => {
-      const { identity, source } = effectIdentity(ctx.mcpReq._meta, tool.name, args);
-      const { workflowId, step } = requireIdentity(identity, tool.name, true, options.identityFallback);
+    }, (given, ctx) => answered(async () => {
+      const { identity, source, args } = await effectIdentity(ctx.mcpReq._meta, tool.name, given);
+      const { workflowId, step } = requireIdentity(identity, tool.name, true, options.identityFallback, tool.spec.reversibility);
       return submit({
         workflowId, step, tool: tool.name, args,
         ...(identity.slot !== undefined ? { slot: identity.slot } : {}),
@@ -145,7 +158,7 @@ export function buildMcpServer(runtime: McpRuntime, caller: Caller, options: Mcp
       annotations: sagaAnnotations(saga),
       _meta: { 'dev.effectd/tool': `saga:${name}` },
     }, (args, ctx) => answered(async () => {
-      const { identity, source } = effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
+      const { identity, source } = await effectIdentity(ctx.mcpReq._meta, `saga:${name}`, args);
       const { workflowId } = requireIdentity(identity, `saga ${name}`, false, options.identityFallback);
       return submit({ workflowId, step: 'saga', tool: `saga:${name}`, args, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}) }, source, undefined, ctx.mcpReq._meta, ctx.mcpReq.envelope);
     }));

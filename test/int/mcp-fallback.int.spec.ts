@@ -67,15 +67,15 @@ describe('MCP identity fallback for plain clients (official TypeScript client SD
     await payments?.close();
   });
 
-  it('off (the default): a call without _meta, even with the headers, is refused and told what to send; nothing is charged', async () => {
+  it('off (the programmatic default; `effectd start` defaults to content): a call without _meta, even with the headers, is refused and told what to send; nothing is charged', async () => {
     const at = await start();
     const client = await open(at, () => ({ 'X-Effectd-Workflow-Id': 'wf-off', 'X-Effectd-Step': '1' }));
     const result = await client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-FB-OFF', amount: 4900 } });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: 'invalid_command', missingIdentity: ['dev.effectd/workflowId', 'dev.effectd/step'] });
     expect(text(result)).toContain('params._meta of tools/call');
-    expect(text(result)).toContain('--mcp-identity-fallback header');
-    expect(text(result)).toMatch(/--mcp-identity-fallback content .*false dedup/);
+    expect(text(result)).toContain('started with --mcp-identity-fallback off');
+    expect(text(result)).toMatch(/the operator can use content \(the default: .*false dedup.*\) or header/);
     expect((await charges(payments)).filter((c) => c.metadata.invoice_id === 'INV-FB-OFF')).toHaveLength(0);
   });
 

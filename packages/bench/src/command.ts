@@ -16,11 +16,12 @@ const DEFAULT_SEEDS = 3;
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'The adversarial benchmark: workloads × faults × policies × seeds against simulated providers; ground truth from their oracles.',
-  usage: 'effectd bench [--quick] [--mcp] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
+  usage: 'effectd bench [--quick] [--mcp] [--lane mcp-no-identity] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
   options: BENCH_FLAGS,
   optionHelp: [
     ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
     ['--mcp', `add the MCP lane: ${MCP_POLICIES.join(' and ')} (the agent through the official MCP client SDK, to effectd's /mcp or straight to an upstream MCP server), on the per-step workloads under ${MCP_FAULTS.join(', ')}`],
+    ['--lane mcp-no-identity', 'run only the MCP no-identity lane: a desktop-style client (official MCP SDK over stdio, no _meta) under lost replies and deliberate repeats, per option (refuse, content, content+repeat-arg, arg-every-call; harness-meta for reference): duplicates, false dedups, refusals (--seeds, default 3)'],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
     ['--fault LIST', `comma-separated (default: all: ${FAULTS.join(', ')})`],
     ['--policy LIST', `comma-separated (default: all: ${POLICIES.join(', ')}, and ${POLICY_VARIANTS.join(', ')}: effectd with a model that decides again on every unknown; ${MCP_POLICIES.join(', ')} with --mcp or by name)`],
@@ -37,6 +38,7 @@ export const benchCommand: CommandSpec = {
     ['--verbose', 'print one line per cell while it runs, and the per-cell table at the end'],
   ],
   async run(values) {
+    if (values.lane !== undefined) return runLane(String(values.lane), values.seeds !== undefined ? positiveInt('seeds', values.seeds) : DEFAULT_SEEDS, (line) => process.stdout.write(`${line}\n`));
     // Every effectd command line loads this file; the benchmark's machinery (simulators, proxies) only when it runs.
     const [{ planCells, REDECIDE_QUICK_FAULTS, runMatrix }, { cellLine, cellTable, duration, faultTable, policyTable, sagaTable, stripeProfileTable, unknownTable }, { renderSvg }, { FAULT_SPECS, faultApplies }] = await Promise.all([
       import('./matrix.js'), import('./report-table.js'), import('./report-svg.js'), import('./faults.js'),
@@ -174,6 +176,27 @@ export const benchCommand: CommandSpec = {
     return 0;
   },
 };
+
+/** `--lane mcp-no-identity`: the no-identity options side by side (packages/bench/src/no-identity-lane.ts). */
+async function runLane(lane: string, seedCount: number, out: (line: string) => void): Promise<number> {
+  if (lane !== 'mcp-no-identity') throw new Error(`--lane: unknown ${lane}; choose mcp-no-identity`);
+  const [{ EPISODES, runNoIdentityLane }, { NO_IDENTITY_OPTIONS }, { noIdentityTable }] = await Promise.all([import('./no-identity-lane.js'), import('./no-identity-options.js'), import('./no-identity-table.js')]);
+  const started = Date.now();
+  out(`effectd bench --lane mcp-no-identity: ${NO_IDENTITY_OPTIONS.length} options × ${seedCount} seed${seedCount === 1 ? '' : 's'} × ${EPISODES.length} episodes (${EPISODES.join(', ')}); a desktop-style client (the official MCP client SDK over stdio to effectd mcp) sending no _meta`);
+  for (const o of NO_IDENTITY_OPTIONS) out(`  ${o.name.padEnd(20)} ${o.what}`);
+  const cells = await runNoIdentityLane({
+    seeds: Array.from({ length: seedCount }, (_, i) => i + 1),
+    onCell: (c) => {
+      if (c.error !== undefined || c.duplicates > 0 || c.falseDedup > 0) out(`  ${c.option} × seed ${c.seed} × ${c.episode}: intended ${c.intended}, charged ${c.charged}, answers ${c.finals.join(',')}${c.error ? `, BROKE: ${c.error}` : ''}`);
+    },
+  });
+  out('\nper option, summed over episodes and seeds (d/f/r: duplicates / false dedups / refusals):\n');
+  out(noIdentityTable(cells));
+  out(`\n${cells.length} episodes in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+  const broken = cells.filter((c) => c.error !== undefined);
+  if (broken.length > 0) out(`${broken.length} episode(s) broke (the benchmark itself failed).`);
+  return broken.length > 0 ? 1 : 0;
+}
 
 /**
  * What the promise forbids outright: unresolved is allowed (it is honest), a guess is not; nor is

@@ -1,5 +1,5 @@
 import type { ArgFieldSpec } from '../../core/arg-fields.js';
-import { AMOUNT_FORMS } from '../../core/money.js';
+import { AMOUNT_DESCRIPTION, AMOUNT_EXAMPLES, AMOUNT_TEXT_PATTERN } from '../../core/money.js';
 import type { Tool } from '../../providers/tool-registry.js';
 import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
 
@@ -40,7 +40,8 @@ function declared(field: ArgFieldSpec, property: JsonSchema): JsonSchema {
     }
     case 'money':
       // Any value reaches the object check, where it is read against its currency field.
-      return { anyOf: [{ type: 'integer', minimum: field.allowZero ? 0 : 1 }, { type: 'string' }], description: `${field.description ? `${field.description}. ` : ''}An amount${field.allowZero ? '' : ' more than zero'}: ${AMOUNT_FORMS}.` };
+      // The string branch's pattern and the examples agree with parseMinorUnits: a model copies what it reads here.
+      return { anyOf: [{ type: 'integer', minimum: field.allowZero ? 0 : 1 }, { type: 'string', pattern: AMOUNT_TEXT_PATTERN }], description: `${field.description ? `${field.description}. ` : ''}An amount${field.allowZero ? '' : ' more than zero'}: ${AMOUNT_DESCRIPTION}.`, examples: [...AMOUNT_EXAMPLES] };
     case 'boolean':
       return { ...described, ...fallback };
     case 'map':
