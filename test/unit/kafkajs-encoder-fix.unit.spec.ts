@@ -1,0 +1,44 @@
+// kafkajs's Encoder, patched at load (src/shared/kafkajs-encoder-fix.ts) to take its buffers from
+// Node's pool without zero fill and write varints in place, must write exactly the bytes it wrote
+// before: the same records, batches and varints, encoded before and after the patch.
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+type Chain = Record<string, (...args: unknown[]) => Chain> & { buffer: Buffer };
+const Encoder = require('kafkajs/src/protocol/encoder.js') as (new () => Chain) & Record<symbol, unknown>;
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => Chain;
+const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch(batch: object): Promise<Chain> };
+const Long = require('kafkajs/src/utils/long.js') as { fromValue(value: unknown): unknown };
+
+const big = Buffer.from(Array.from({ length: 9_000 }, (_, i) => i % 251));
+const varints = [0, 1, -1, 63, 64, -64, -65, 127, 128, 8_191, 8_192, 2 ** 28, -(2 ** 28), 2 ** 30 - 1, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31)];
+const varlongs: unknown[] = [0, 5, -1, 1_700_000_000_000, -(2 ** 30), 2 ** 30 - 1, 2 ** 30, Long.fromValue(42), Long.fromValue('-9000000000000'), '77'];
+const records = [
+  { key: Buffer.from('workflow-1'), value: Buffer.from('x'.repeat(300)), headers: { authorization: 'Bearer abc', 'effectd-correlation-id': Buffer.from('c-1') } },
+  { offsetDelta: 1, timestampDelta: 3, key: null, value: big, headers: { many: ['a', Buffer.from('b')] } },
+  { offsetDelta: 70, timestampDelta: 2 ** 31, key: 'k', value: null },
+];
+
+async function encodeAll(): Promise<string[]> {
+  const out = [
+    ...varints.map((v) => new Encoder().writeVarInt!(v).buffer),
+    ...varints.filter((v) => v >= 0).map((v) => new Encoder().writeUVarInt!(v).buffer),
+    ...varlongs.map((v) => new Encoder().writeVarLong!(v).buffer),
+    new Encoder().writeInt32!(7).writeBytes!(big).writeString!('é'.repeat(600)).writeVarIntString!('tail').buffer,
+    ...records.map((r) => Record(r).buffer),
+    (await RecordBatch({ firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_003, lastOffsetDelta: 2, records: records.map(Record) })).buffer,
+  ];
+  return out.map((b) => b.toString('hex'));
+}
+
+describe('kafkajs Encoder without zero fill', () => {
+  it('writes the same bytes as the unpatched Encoder', async () => {
+    expect(Encoder[Symbol.for('effectd.kafkajs-encoder-fix')]).toBeUndefined(); // else "before" below is not before
+    const before = await encodeAll();
+    const { patchKafkajsEncoder } = await import('../../src/shared/kafkajs-encoder-fix.js');
+    expect(Encoder[Symbol.for('effectd.kafkajs-encoder-fix')]).toBe(true);
+    expect(await encodeAll()).toEqual(before);
+    expect(patchKafkajsEncoder(Encoder as never)).toBe(false); // once only
+  });
+});
