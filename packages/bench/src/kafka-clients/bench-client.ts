@@ -32,12 +32,16 @@ export interface BenchClient {
   close(): Promise<void>;
 }
 
-export const CLIENT_NAMES = ['kafkajs', 'platformatic', 'confluent'] as const;
+/** `kafkajs-encoder`: kafkajs with effectd's Encoder patch (src/shared/kafkajs-encoder-fix.ts). */
+export const CLIENT_NAMES = ['kafkajs', 'kafkajs-encoder', 'platformatic', 'confluent'] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];
 
 export async function openClient(name: ClientName, brokers: string[], clientId: string): Promise<BenchClient> {
   switch (name) {
     case 'kafkajs':
+      return (await import('./kafkajs-bench-client.js')).openKafkajs(brokers, clientId);
+    case 'kafkajs-encoder':
+      await import('../../../../src/shared/kafkajs-encoder-fix.js');
       return (await import('./kafkajs-bench-client.js')).openKafkajs(brokers, clientId);
     case 'platformatic':
       return (await import('./platformatic-bench-client.js')).openPlatformatic(brokers, clientId);

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { CodedError } from '../../../../src/shared/coded-error.js';
 import { findProcess, processCpuMs } from '../throughput/proc-cpu.js';
 import { CLIENT_NAMES, type ClientName } from './bench-client.js';
@@ -59,8 +59,8 @@ async function main(): Promise<void> {
         for (const client of clients) {
           const tag = `${client}-${concurrency}-${rep}-${randomBytes(3).toString('hex')}`;
           const topics = { requests: `echo-bench.requests.${tag}`, replies: `echo-bench.replies.${tag}` };
-          await admin.createTopics({ waitForLeaders: true, topics: [topics.requests, topics.replies].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })) });
           try {
+            await createTopics(admin, [topics.requests, topics.replies]);
             const cell = await runCell({ client, concurrency, rep, tag, ...topics, broker, roundTrips: Number(values['round-trips']), warmup: Number(values.warmup) });
             cells.push(cell);
             console.log(row(cell));
@@ -109,6 +109,19 @@ async function runCell(o: { client: ClientName; concurrency: number; rep: number
     };
   } finally {
     await Promise.all([stop(callers.child), stop(echo.child)]);
+  }
+}
+
+/** The broker sometimes answers a fresh topic's metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment. */
+async function createTopics(admin: Admin, names: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.createTopics({ waitForLeaders: true, topics: names.map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })) });
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
   }
 }
 
