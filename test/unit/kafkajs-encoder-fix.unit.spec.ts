@@ -5,11 +5,35 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);
-type Chain = Record<string, (...args: unknown[]) => Chain> & { buffer: Buffer };
-const Encoder = require('kafkajs/src/protocol/encoder.js') as (new () => Chain) & Record<symbol, unknown>;
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => Chain;
-const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch(batch: object): Promise<Chain> };
+type Chain = Record<string, (...args: unknown[]) => Chain> & { buffer: Buffer; buf: Buffer };
+interface Kafkajs {
+  Encoder: new () => Chain;
+  Record(record: object): Chain;
+  RecordBatch(batch: object): Promise<Chain>;
+}
 const Long = require('kafkajs/src/utils/long.js') as { fromValue(value: unknown): unknown };
+
+/**
+ * A copy of kafkajs's encoding modules of its own (unit files share a worker's modules, so the one
+ * kafkajs may be patched already by a file that imported the Kafka ingress or the SDK).
+ */
+function freshKafkajs(): Kafkajs {
+  const files = ['encoder.js', 'recordBatch/header/v0/index.js', 'recordBatch/record/v0/index.js', 'recordBatch/v0/index.js'].map((f) => require.resolve(`kafkajs/src/protocol/${f}`));
+  const saved = files.map((f) => require.cache[f]);
+  for (const f of files) delete require.cache[f];
+  try {
+    return {
+      Encoder: require(files[0]!) as Kafkajs['Encoder'],
+      Record: require(files[2]!) as Kafkajs['Record'],
+      RecordBatch: (require(files[3]!) as { RecordBatch: Kafkajs['RecordBatch'] }).RecordBatch,
+    };
+  } finally {
+    files.forEach((f, i) => {
+      if (saved[i]) require.cache[f] = saved[i];
+      else delete require.cache[f];
+    });
+  }
+}
 
 const big = Buffer.from(Array.from({ length: 9_000 }, (_, i) => i % 251));
 const varints = [0, 1, -1, 63, 64, -64, -65, 127, 128, 8_191, 8_192, 2 ** 28, -(2 ** 28), 2 ** 30 - 1, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31)];
@@ -20,7 +44,7 @@ const records = [
   { offsetDelta: 70, timestampDelta: 2 ** 31, key: 'k', value: null },
 ];
 
-async function encodeAll(): Promise<string[]> {
+async function encodeAll({ Encoder, Record, RecordBatch }: Kafkajs): Promise<string[]> {
   const out = [
     ...varints.map((v) => new Encoder().writeVarInt!(v).buffer),
     ...varints.filter((v) => v >= 0).map((v) => new Encoder().writeUVarInt!(v).buffer),
@@ -34,11 +58,12 @@ async function encodeAll(): Promise<string[]> {
 
 describe('kafkajs Encoder without zero fill', () => {
   it('writes the same bytes as the unpatched Encoder', async () => {
-    expect(Encoder[Symbol.for('effectd.kafkajs-encoder-fix')]).toBeUndefined(); // else "before" below is not before
-    const before = await encodeAll();
+    const kafkajs = freshKafkajs();
+    const before = await encodeAll(kafkajs);
     const { patchKafkajsEncoder } = await import('../../src/shared/kafkajs-encoder-fix.js');
-    expect(Encoder[Symbol.for('effectd.kafkajs-encoder-fix')]).toBe(true);
-    expect(await encodeAll()).toEqual(before);
-    expect(patchKafkajsEncoder(Encoder as never)).toBe(false); // once only
+    expect(patchKafkajsEncoder(kafkajs.Encoder as never)).toBe(true);
+    expect(new kafkajs.Encoder().buf.length).toBe(0); // patched: no buffer until the first write
+    expect(await encodeAll(kafkajs)).toEqual(before);
+    expect(patchKafkajsEncoder(kafkajs.Encoder as never)).toBe(false); // once only
   });
 });
