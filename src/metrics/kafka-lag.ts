@@ -1,5 +1,4 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import '../shared/kafkajs-encoder-fix.js';
 import '../shared/kafkajs-idle-fix.js';
 import type { PromMetrics } from './prom-metrics.js';
 

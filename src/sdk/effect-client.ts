@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
 import { CoalescingPublisher } from '../shared/coalescing-publisher.js';
-import '../shared/kafkajs-encoder-fix.js';
 import '../shared/kafkajs-idle-fix.js';
 import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
 import { AgentStatus, EffectCommandSchema, type EffectOutcome } from '../transport/wire/effectd/v1/effectd_pb.js';

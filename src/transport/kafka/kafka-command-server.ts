@@ -5,7 +5,6 @@ import { EffectdError } from '../../core/errors.js';
 import { backoffMs, pauseWhile, sleep } from './backoff.js';
 import type { CommandLease, CommandVerdict, Reply } from './command-verdict.js';
 import { CoalescingPublisher } from '../../shared/coalescing-publisher.js';
-import '../../shared/kafkajs-encoder-fix.js';
 import '../../shared/kafkajs-idle-fix.js';
 import { deadLetter, deadLetterLine, type DeadLetterNotice } from './dead-letter.js';
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
