@@ -32,7 +32,7 @@ export interface BenchClient {
   close(): Promise<void>;
 }
 
-/** `kafkajs-encoder`: kafkajs with effectd's Encoder patch (src/shared/kafkajs-encoder-fix.ts). */
+/** `kafkajs-encoder`: kafkajs with effectd's Encoder patch (kafkajs-encoder-fix.ts). */
 export const CLIENT_NAMES = ['kafkajs', 'kafkajs-encoder', 'platformatic', 'confluent'] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];
 
@@ -41,7 +41,7 @@ export async function openClient(name: ClientName, brokers: string[], clientId: 
     case 'kafkajs':
       return (await import('./kafkajs-bench-client.js')).openKafkajs(brokers, clientId);
     case 'kafkajs-encoder':
-      await import('../../../../src/shared/kafkajs-encoder-fix.js');
+      await import('./kafkajs-encoder-fix.js');
       return (await import('./kafkajs-bench-client.js')).openKafkajs(brokers, clientId);
     case 'platformatic':
       return (await import('./platformatic-bench-client.js')).openPlatformatic(brokers, clientId);

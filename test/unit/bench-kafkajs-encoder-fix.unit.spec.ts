@@ -1,6 +1,6 @@
-// kafkajs's Encoder, patched at load (src/shared/kafkajs-encoder-fix.ts) to take its buffers from
-// Node's pool without zero fill and write varints in place, must write exactly the bytes it wrote
-// before: the same records, batches and varints, encoded before and after the patch.
+// kafkajs's Encoder as the bench's experiment patches it (packages/bench/src/kafka-clients/
+// kafkajs-encoder-fix.ts: buffers from Node's pool without zero fill, varints written in place) must
+// write exactly the bytes it wrote before: the same records, batches and varints, before and after.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
@@ -60,7 +60,7 @@ describe('kafkajs Encoder without zero fill', () => {
   it('writes the same bytes as the unpatched Encoder', async () => {
     const kafkajs = freshKafkajs();
     const before = await encodeAll(kafkajs);
-    const { patchKafkajsEncoder } = await import('../../src/shared/kafkajs-encoder-fix.js');
+    const { patchKafkajsEncoder } = await import('../../packages/bench/src/kafka-clients/kafkajs-encoder-fix.js');
     expect(patchKafkajsEncoder(kafkajs.Encoder as never)).toBe(true);
     expect(new kafkajs.Encoder().buf.length).toBe(0); // patched: no buffer until the first write
     expect(await encodeAll(kafkajs)).toEqual(before);
