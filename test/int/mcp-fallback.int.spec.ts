@@ -1,11 +1,11 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type HttpServer } from '../../src/api/http-server.js';
 import type { IdentityFallback } from '../../src/mcp/identity.js';
 import { createRuntime, type EffectdRuntime } from '../../src/runtime/effectd-runtime.js';
 import type { RunningSimulator } from '../../packages/simulators/src/server.js';
-import { authHeaders, ensureBuilt, getJson, startPayments, tempDir, writeToolsConfig } from '../support/effectd-harness.js';
+import { authHeaders, getJson, startPayments, tempDir, writeToolsConfig } from '../support/effectd-harness.js';
+import { stdioMcpSuite } from '../support/stdio-mcp-suite.js';
 import { loadSettings } from '../../src/config/settings-loader.js';
 
 /**
@@ -138,28 +138,14 @@ describe('MCP identity fallback for plain clients (official TypeScript client SD
 });
 
 describe('effectd mcp (stdio, embedded) --mcp-identity-fallback content', () => {
-  let payments: RunningSimulator;
-  let client: Client;
-
-  beforeAll(async () => {
-    await ensureBuilt();
-    payments = await startPayments();
-    const dataDir = tempDir();
-    const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } });
-    client = new Client({ name: 'plain-stdio-client', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config, '--mcp-identity-fallback', 'content'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
-  }, 60_000);
-  afterAll(async () => {
-    await client?.close();
-    await payments?.close();
-  });
+  const suite = stdioMcpSuite('plain-stdio-client', ['--mcp-identity-fallback', 'content']);
 
   it('a call without _meta gets its identity from the content: the identical call again is one effect', async () => {
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-FB-STDIO', amount: 300 } });
+    const call = () => suite.client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-FB-STDIO', amount: 300 } });
     const first = await call();
     expect(first.structuredContent).toMatchObject({ status: 'done', replayed: false, identity: { source: 'content' } });
     const again = await call();
     expect(again.structuredContent).toMatchObject({ status: 'done', replayed: true });
-    expect((await charges(payments)).filter((c) => c.metadata.invoice_id === 'INV-FB-STDIO')).toHaveLength(1);
+    expect((await charges(suite.payments)).filter((c) => c.metadata.invoice_id === 'INV-FB-STDIO')).toHaveLength(1);
   });
 });

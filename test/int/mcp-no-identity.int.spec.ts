@@ -1,9 +1,9 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { spawnEffectdProcess, type EffectdProcess } from '../../packages/bench/src/harness/effectd-process.js';
 import { authHeaders, ensureBuilt, getJson, postJson, startPayments, tempDir, waitFor, writeToolsConfig } from '../support/effectd-harness.js';
+import { stdioMcpSuite } from '../support/stdio-mcp-suite.js';
 
 /**
  * Issue 28: a desktop-style client — the official TypeScript client SDK over stdio, spawning
@@ -17,105 +17,77 @@ const charges = async (sim: RunningSimulator, invoiceId: string) => ((await getJ
 const sc = (r: { structuredContent?: unknown }) => r.structuredContent as { status?: string; receipt?: string; effectId?: string; replayed?: boolean; identity?: { source: string; risk?: string } };
 
 describe('effectd mcp (embedded stdio, the default identity): a client that sends no _meta', () => {
-  let payments: RunningSimulator;
-  let client: Client;
-
-  beforeAll(async () => {
-    await ensureBuilt();
-    payments = await startPayments();
-    const dataDir = tempDir();
-    // answerBudgetMs 0: the lost provider reply reaches the client as `unknown`, which it re-issues.
-    const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000, answerBudgetMs: 0 } });
-    client = new Client({ name: 'desktop-style-client', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
-  }, 60_000);
-  afterAll(async () => {
-    await client?.close();
-    await payments?.close();
-  });
+  // answerBudgetMs 0: the lost provider reply reaches the client as `unknown`, which it re-issues.
+  const suite = stdioMcpSuite('desktop-style-client', [], { answerBudgetMs: 0 });
 
   it('tools/list offers effectd_repeat on each contract tool, described for a deliberate repeat only', async () => {
-    const { tools } = await client.listTools();
+    const { tools } = await suite.client.listTools();
     const charge = tools.find((t) => t.name === 'payments_charge')!;
     const repeat = (charge.inputSchema.properties as Record<string, { description: string }>).effectd_repeat!;
     expect(repeat.description).toMatch(/Leave this out, except to do the very same call again ON PURPOSE/);
     expect(repeat.description).toMatch(/Never set it when sending again a call whose answer you did not get/);
     expect(charge.inputSchema.required).not.toContain('effectd_repeat');
     // The server's instructions say it too, for clients that show them to the model.
-    expect(client.getInstructions()).toMatch(/sending the same call again .* is the same effect.*effectd_repeat/);
+    expect(suite.client.getInstructions()).toMatch(/sending the same call again .* is the same effect.*effectd_repeat/);
   });
 
   it('a lost reply after the provider committed, re-issued with no _meta → one charge, the re-issue gets its receipt', async () => {
-    await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-1', amount: '49.00 USD' } });
+    await postJson(`${suite.payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
+    const call = () => suite.client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-1', amount: '49.00 USD' } });
     const first = await call();
-    await postJson(`${payments.url}/_admin/faults`, { rules: [] });
+    await postJson(`${suite.payments.url}/_admin/faults`, { rules: [] });
     expect(first.isError).toBe(false);
     expect(sc(first)).toMatchObject({ status: 'unknown', identity: { source: 'content' } });
     // The provider holds the charge although the client has no receipt: the reply was lost after the commit.
-    expect(await charges(payments, 'INV-NOID-1')).toHaveLength(1);
+    expect(await charges(suite.payments, 'INV-NOID-1')).toHaveLength(1);
     const settled = await waitFor('the re-issued call to settle', async () => {
       const again = await call();
       expect(again.isError).toBe(false);
       return sc(again).status === 'done' ? again : undefined;
     }, 15_000, 200);
-    const truth = await charges(payments, 'INV-NOID-1');
+    const truth = await charges(suite.payments, 'INV-NOID-1');
     expect(truth).toHaveLength(1);
     expect(sc(settled)).toMatchObject({ receipt: truth[0]!.id, effectId: sc(first).effectId });
   });
 
   it('a deliberate repeat names its reason in effectd_repeat: a second charge; the repeat re-sent after a lost reply is still the second', async () => {
     const args = { invoiceId: 'INV-NOID-2', amount: 4900 };
-    const first = await client.callTool({ name: 'payments_charge', arguments: args });
+    const first = await suite.client.callTool({ name: 'payments_charge', arguments: args });
     expect(sc(first)).toMatchObject({ status: 'done', replayed: false });
     // Undeclared, the identical call is the same effect (the stated false-dedup risk): no second charge.
-    const undeclared = await client.callTool({ name: 'payments_charge', arguments: args });
+    const undeclared = await suite.client.callTool({ name: 'payments_charge', arguments: args });
     expect(sc(undeclared)).toMatchObject({ status: 'done', replayed: true, receipt: sc(first).receipt, identity: { source: 'content', risk: expect.stringContaining('effectd_repeat') } });
-    expect(await charges(payments, 'INV-NOID-2')).toHaveLength(1);
+    expect(await charges(suite.payments, 'INV-NOID-2')).toHaveLength(1);
 
-    await postJson(`${payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
-    const repeat = () => client.callTool({ name: 'payments_charge', arguments: { ...args, effectd_repeat: 'the user asked for a second charge of INV-NOID-2' } });
+    await postJson(`${suite.payments.url}/_admin/faults`, { rules: [{ match: { method: 'POST', pathPrefix: '/v1/charges', nth: 1 }, action: { type: 'drop-after-mutation' } }] });
+    const repeat = () => suite.client.callTool({ name: 'payments_charge', arguments: { ...args, effectd_repeat: 'the user asked for a second charge of INV-NOID-2' } });
     const second = await repeat();
-    await postJson(`${payments.url}/_admin/faults`, { rules: [] });
+    await postJson(`${suite.payments.url}/_admin/faults`, { rules: [] });
     expect(second.isError).toBe(false);
     expect(sc(second).status).toBe('unknown');
     const settled = await waitFor('the re-sent repeat to settle', async () => {
       const again = await repeat();
       return sc(again).status === 'done' ? again : undefined;
     }, 15_000, 200);
-    const truth = await charges(payments, 'INV-NOID-2');
+    const truth = await charges(suite.payments, 'INV-NOID-2');
     expect(truth).toHaveLength(2);
     expect(sc(settled).receipt).not.toBe(sc(first).receipt);
     expect(truth.map((c) => c.id)).toContain(sc(settled).receipt);
   });
 
   it('a malformed effectd_repeat is refused naming the argument, and nothing is charged', async () => {
-    const result = await client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-3', amount: 4900, effectd_repeat: '' } });
+    const result = await suite.client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-3', amount: 4900, effectd_repeat: '' } });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: 'invalid_command', fields: [{ path: 'args.effectd_repeat' }] });
-    expect(await charges(payments, 'INV-NOID-3')).toHaveLength(0);
+    expect(await charges(suite.payments, 'INV-NOID-3')).toHaveLength(0);
   });
 });
 
 describe('effectd mcp --mcp-identity-window-ms 3000: the window slides', () => {
-  let payments: RunningSimulator;
-  let client: Client;
-
-  beforeAll(async () => {
-    await ensureBuilt();
-    payments = await startPayments();
-    const dataDir = tempDir();
-    const config = writeToolsConfig(dataDir, { payments: payments.url }, { 'payments.charge': { settleWindowMs: 5_000 } });
-    client = new Client({ name: 'desktop-style-client', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['bin/effectd.js', 'mcp', '--data-dir', dataDir, '--config', config, '--mcp-identity-window-ms', '3000'], env: { ...process.env } as Record<string, string>, stderr: 'ignore' }));
-  }, 60_000);
-  afterAll(async () => {
-    await client?.close();
-    await payments?.close();
-  });
+  const suite = stdioMcpSuite('desktop-style-client', ['--mcp-identity-window-ms', '3000']);
 
   it('the identical call in the next window is the same effect (a fixed window would charge again); two windows on it is another', async () => {
-    const call = () => client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-SLIDE', amount: 700 } });
+    const call = () => suite.client.callTool({ name: 'payments_charge', arguments: { invoiceId: 'INV-NOID-SLIDE', amount: 700 } });
     const first = await call();
     expect(sc(first)).toMatchObject({ status: 'done', replayed: false });
     const firstWorkflow = (first.structuredContent as { identity: { workflowId: string } }).identity.workflowId;
@@ -125,12 +97,12 @@ describe('effectd mcp --mcp-identity-window-ms 3000: the window slides', () => {
     await until(windowStart + 3_000 + 100);
     const next = await call();
     expect(sc(next)).toMatchObject({ status: 'done', replayed: true, effectId: sc(first).effectId, identity: { workflowId: firstWorkflow } });
-    expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(1);
+    expect(await charges(suite.payments, 'INV-NOID-SLIDE')).toHaveLength(1);
     // Two windows after the first: a new effect (the identity's horizon is one to two windows).
     await until(windowStart + 6_000 + 100);
     const later = await call();
     expect(sc(later)).toMatchObject({ status: 'done', replayed: false });
-    expect(await charges(payments, 'INV-NOID-SLIDE')).toHaveLength(2);
+    expect(await charges(suite.payments, 'INV-NOID-SLIDE')).toHaveLength(2);
   }, 30_000);
 });
 
