@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { CodedError } from '../../../../src/shared/coded-error.js';
-import { findProcess, processCpuMs } from '../throughput/proc-cpu.js';
+import { findProcess, listeningPid, processCpuMs } from '../throughput/proc-cpu.js';
 import { CLIENT_NAMES, type ClientName } from './bench-client.js';
 import { runCallers, runEcho, type RoleMessage } from './echo-roles.js';
 
@@ -168,14 +168,11 @@ function runRole(role: 'echo' | 'callers', [client, brokers, requests, replies, 
   });
 }
 
+/** The broker behind KAFKA_BROKERS (the process listening on its first address's port). */
 function brokerPid(): number {
-  try {
-    return Number(readFileSync('/work/main/.data/kafka/broker.pid', 'utf8').trim());
-  } catch {
-    const pid = findProcess('kafka.Kafka');
-    if (pid === undefined) throw new CodedError('unavailable', 'no broker process found (broker.pid or kafka.Kafka)');
-    return pid;
-  }
+  const pid = listeningPid(Number(BROKERS[0]!.split(':').pop())) ?? findProcess('kafka.Kafka');
+  if (pid === undefined) throw new CodedError('unavailable', `no broker process found listening on ${BROKERS[0]}`);
+  return pid;
 }
 
 function cpu(child: ChildProcess): number {
