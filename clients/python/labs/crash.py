@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional
 from .stack import Effectd, Payments
 
 KILL_POINTS = ("before-commit", "after-commit")
-HOLD_MS = 2500
+HOLD_MS = 4000
 
 
 @dataclass
@@ -112,7 +112,11 @@ def main(name: str, agent_script: Path) -> int:
     try:
         results = run_lab(name, agent_script, payments, effectd, tag=f"{int(time.time()) % 100000}")
         print(report(name, results))
-        ok = all(r.charges == 1 for r in results["effectd"])
+        # Each crash must have hit its window: nothing charged yet before the commit, one charge after.
+        missed = [r for r in results["direct"] + results["effectd"] if r.charges_at_kill != (0 if r.kill_point == "before-commit" else 1)]
+        for r in missed:
+            print(f"  the {r.kill_point} crash ({r.mode}) missed its window: {r.charges_at_kill} charge(s) when killed")
+        ok = not missed and all(r.charges == 1 for r in results["effectd"])
         return 0 if ok else 1
     finally:
         effectd.stop()

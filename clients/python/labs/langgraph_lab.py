@@ -80,10 +80,10 @@ class BlockAfterTool(BaseCallbackHandler):
         time.sleep(120)
 
 
-def build(mode: str, invoice: str, payments_url: str, effectd_url: str, checkpointer: SqliteSaver) -> Any:
+def build(mode: str, invoice: str, payments_url: str, effectd_url: str, checkpointer: SqliteSaver, wait_seconds: Optional[float] = None) -> Any:
     if mode == "effectd":
         client = EffectdClient(effectd_url, os.environ["EFFECTD_TOKEN"])
-        tool = effectd_tool(client, "payments.charge", name=TOOL, description="Charge an invoice.", args_schema=ChargeArgs)
+        tool = effectd_tool(client, "payments.charge", name=TOOL, description="Charge an invoice.", args_schema=ChargeArgs, wait_seconds=wait_seconds)
     else:
         tool = StructuredTool.from_function(
             func=lambda invoiceId, amount: charge_directly(payments_url, invoiceId, amount), name=TOOL, description="Charge an invoice.", args_schema=ChargeArgs,
