@@ -153,9 +153,7 @@ class EffectdClient:
 
     def status(self, effect_id: str) -> Outcome:
         """The effect's three-state outcome now (``done`` / ``not_done`` / ``unknown``)."""
-        body = self.effect(effect_id)
-        outcome = body.get("outcome") if isinstance(body.get("outcome"), dict) else body
-        return Outcome.of(outcome)
+        return Outcome.of(self.effect(effect_id))
 
     def workflow(self, workflow_id: str) -> Mapping[str, Any]:
         """GET /v1/workflows/:id — the workflow's timeline: every intent, attempt, check and outcome."""
@@ -184,7 +182,7 @@ class EffectdClient:
     @staticmethod
     def _error(status: int, answer: Any, prefix: str) -> EffectdError:
         b = answer if isinstance(answer, dict) else {}
-        code = b.get("error") if isinstance(b.get("error"), str) else _code_of_status(status)
+        code = str(b["error"]) if isinstance(b.get("error"), str) else _code_of_status(status)
         details: Dict[str, Any] = {}
         if "recorded" in b:  # a 5xx after the effect was recorded: it may exist; never take it for not_done
             details = {"effectId": b.get("effectId"), "recorded": b.get("recorded")}

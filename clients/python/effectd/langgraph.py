@@ -76,9 +76,12 @@ def effectd_tool(
     as they are). Sync and async."""
 
     def submit(runtime: ToolRuntime, kwargs: Dict[str, Any]) -> ToolMessage:
-        identity = identity_of_call(runtime.config, runtime.state[messages_key], runtime.tool_call_id)
+        call_id = runtime.tool_call_id
+        if not call_id:
+            raise EffectdError("invalid_command", f"{name} was called outside a tool call of a graph (no tool call to place in the thread): run it in a ToolNode")
+        identity = identity_of_call(runtime.config, runtime.state[messages_key], call_id)
         args = dict(to_args(**kwargs)) if to_args else kwargs
-        return tool_message(client.submit(identity, effect, args, wait_seconds=wait_seconds), runtime.tool_call_id, name)
+        return tool_message(client.submit(identity, effect, args, wait_seconds=wait_seconds), call_id, name)
 
     def run(runtime: ToolRuntime, **kwargs: Any) -> ToolMessage:
         return submit(runtime, kwargs)

@@ -126,4 +126,4 @@ if __name__ == "__main__":
     else:
         from labs.crash import main
 
-        sys.exit(main("LangGraph", Path(__file__).resolve()))
+        sys.exit(main("LangGraph", agent_main, Path(__file__).resolve(), sys.argv[1:]))

@@ -98,4 +98,4 @@ if __name__ == "__main__":
     else:
         from labs.crash import main
 
-        sys.exit(main("OpenAI Agents SDK", Path(__file__).resolve()))
+        sys.exit(main("OpenAI Agents SDK", lambda argv: asyncio.run(agent_main(argv)), Path(__file__).resolve(), sys.argv[1:]))
