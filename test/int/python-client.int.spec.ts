@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,13 +49,26 @@ async function ensureVenv(): Promise<{ python: string } | string> {
   const python = join(venv, 'bin', 'python');
   const complete = join(venv, '.effectd-complete');
   if (existsSync(python) && existsSync(complete)) return { python };
+  // Made beside it and renamed into place, so a run beside this one (another clone, the same
+  // requirements) never uses a half-made virtualenv; only `python -m …` is run from it, which
+  // does not care that it moved.
   mkdirSync(join(venv, '..'), { recursive: true });
-  const made = await run('python3', ['-m', 'venv', '--clear', venv], { timeoutMs: 120_000 });
-  if (made.status !== 0) return `python3 -m venv ${venv} failed: ${tail(made.stderr)}`;
-  const pip = await run(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-q', '-r', requirements], { timeoutMs: 600_000 });
-  if (pip.status !== 0) return `pip install -r clients/python/requirements-test.txt failed (PyPI unreachable?): ${tail(pip.stderr)}`;
-  writeFileSync(complete, `${new Date().toISOString()}\n`);
-  return { python };
+  const building = `${venv}.${process.pid}.${Date.now()}`;
+  const made = await run('python3', ['-m', 'venv', building], { timeoutMs: 120_000 });
+  if (made.status !== 0) return `python3 -m venv ${building} failed: ${tail(made.stderr)}`;
+  const pip = await run(join(building, 'bin', 'python'), ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '-r', requirements], { timeoutMs: 600_000 });
+  if (pip.status !== 0) {
+    rmSync(building, { recursive: true, force: true });
+    return `pip install -r clients/python/requirements-test.txt failed (PyPI unreachable?): ${tail(pip.stderr)}`;
+  }
+  writeFileSync(join(building, '.effectd-complete'), `${new Date().toISOString()}\n`);
+  if (existsSync(venv) && !existsSync(complete)) rmSync(venv, { recursive: true, force: true });
+  try {
+    renameSync(building, venv);
+  } catch {
+    rmSync(building, { recursive: true, force: true }); // another run put one in place first
+  }
+  return existsSync(complete) ? { python } : `the virtualenv ${venv} is not complete after pip install`;
 }
 
 const venv = await ensureVenv();
