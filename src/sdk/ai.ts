@@ -34,7 +34,7 @@ export async function effectdTools(client: HttpEffectClient, options: EffectdToo
     tools[modelToolName(entry.name)] = tool<Record<string, unknown>, ToolAnswer>({
       description: entry.description,
       inputSchema: jsonSchema<Record<string, unknown>>(entry.argsSchema),
-      execute: (args, { messages, toolCallId }) => submitForModel(client, { ...aiSdkIdentity(options.workflowId, messages, positions.indexOf(messages.length, toolCallId)), tool: entry.name, args }),
+      execute: (args, { messages, toolCallId }) => submitForModel(client, { ...aiSdkIdentity(options.workflowId, messages, positions.indexOf(messages, toolCallId)), tool: entry.name, args }),
     });
   }
   return tools;

@@ -47,7 +47,7 @@ export async function effectdTools(client: HttpEffectClient, options: EffectdToo
 /**
  * The effect's identity of a tool call in a LangGraph run. Without a `messages` state holding the
  * call (a graph of another shape), the position is the superstep (`metadata.langgraph_step`), which
- * a resumed run also replays.
+ * a resumed run also replays, and the call's index is the order of the task's calls.
  */
 export function langGraphIdentity(config: ToolRunnableConfig, positions = new CallPositions()): EffectIdentity {
   const threadId: unknown = config.configurable?.thread_id;
@@ -55,20 +55,22 @@ export function langGraphIdentity(config: ToolRunnableConfig, positions = new Ca
     throw new EffectdError('invalid_command', 'a LangGraph tool behind effectd runs in a thread: compile the graph with a checkpointer and invoke it with { configurable: { thread_id } } (the workflow of its effects)', { field: 'thread_id' });
   }
   const toolCallId = config.toolCall?.id ?? '';
-  const messages = stateMessages(config);
+  const input = taskInput(config);
+  const messages = Array.isArray(input?.messages) ? (input.messages as StateMessage[]) : [];
   const position = messages.findIndex((m) => m.tool_calls?.some((c) => c.id === toolCallId));
   if (toolCallId && position >= 0) return stepOf({ threadId, position, call: messages[position]!.tool_calls!.findIndex((c) => c.id === toolCallId) });
   const step = config.metadata?.langgraph_step;
-  if (typeof step !== 'number') throw new EffectdError('invalid_command', 'a LangGraph tool behind effectd runs inside a graph (its node\'s state holds the AI message that called it, or its metadata the superstep)', { field: 'langgraph_step' });
-  return stepOf({ threadId, position: step, call: positions.indexOf(step, toolCallId) });
+  if (typeof step !== 'number' || !input) throw new EffectdError('invalid_command', 'a LangGraph tool behind effectd runs inside a graph (its node\'s state holds the AI message that called it, or its metadata the superstep)', { field: 'langgraph_step' });
+  return stepOf({ threadId, position: step, call: positions.indexOf(input, toolCallId) });
 }
 
-function stateMessages(config: ToolRunnableConfig): StateMessage[] {
+/** The input of the graph's task running the tool (one object for every call the task makes), or undefined outside a graph. */
+function taskInput(config: ToolRunnableConfig): { messages?: unknown } | undefined {
   try {
-    const input = getCurrentTaskInput<{ messages?: unknown }>(config);
-    return Array.isArray(input?.messages) ? (input.messages as StateMessage[]) : [];
+    const input = getCurrentTaskInput<{ messages?: unknown } | undefined>(config);
+    return typeof input === 'object' && input !== null ? input : undefined;
   } catch {
     // Not inside a graph's task: no state to read.
-    return [];
+    return undefined;
   }
 }

@@ -2,6 +2,7 @@
 // and mock model against effectd in process (HTTP on loopback). The identity comes from the
 // conversation (chat id, position of the call); `unknown` reaches the model as a result, not an error.
 import { generateText, stepCountIs, type ModelMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chargingModel } from '../../packages/bench/src/labs/charging-model.js';
 import { aiSdkIdentity, effectdTools, type ToolAnswer } from '../../src/sdk/ai.js';
@@ -47,6 +48,23 @@ describe('@effectd/sdk/ai: effectd tools for the AI SDK', () => {
     const history = await running.client.history('chat-2');
     expect(history.map((s) => s.step)).toEqual(['call-1.0']);
     expect(aiSdkIdentity('chat-2', ask, 0)).toEqual({ workflowId: 'chat-2', step: 'call-1.0' });
+  });
+
+  it('two calls in one response are two steps, numbered the same when the same toolset runs the conversation again', async () => {
+    running = await httpMemoryApp();
+    const tools = await effectdTools(running.client, { workflowId: 'chat-6', tools: ['payments.charge'] });
+    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+    const twoCalls = () => new MockLanguageModelV3({
+      doGenerate: {
+        content: ['INV-61', 'INV-62'].map((invoiceId, i) => ({ type: 'tool-call' as const, toolCallId: `call_${Math.random().toString(36).slice(2)}${i}`, toolName: 'payments_charge', input: JSON.stringify({ invoiceId, amount: 100 }) })),
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [],
+      },
+    });
+    const statuses = async () => (await generateText({ model: twoCalls(), tools, messages: ask })).toolResults.map((r) => (r.output as ToolAnswer).status);
+    expect(await statuses()).toEqual(['done', 'done']);
+    expect(await statuses()).toEqual(['done', 'done']);
+    expect((await running.client.history('chat-6')).map((s) => s.step)).toEqual(['call-1.0', 'call-1.1']);
+    expect(running.memory.provider.made('payments.charge')).toHaveLength(2);
   });
 
   it('a deliberate new call later in the conversation is a new step (another invoice: charged)', async () => {

@@ -78,14 +78,16 @@ describe('@effectd/sdk/langgraph: effectd tools for LangGraph.js', () => {
     expect(answerOf(result!)).toMatchObject({ status: 'unknown', message: expect.stringMatching(/^unknown: .*Do not start another payments\.charge/) });
   });
 
-  it('refuses a call with no thread to name the workflow', () => {
-    let thrown: unknown;
-    try {
-      langGraphIdentity({ configurable: {} });
-    } catch (error) {
-      thrown = error;
-    }
-    expect(isEffectdError(thrown) && thrown.code).toBe('invalid_command');
-    expect(langGraphIdentity({ configurable: { thread_id: 'thread-4' }, metadata: { langgraph_step: 3 }, toolCall: { id: 'call_a', name: 'x', args: {} } })).toEqual({ workflowId: 'thread-4', step: 'call-3.0' });
+  it('refuses a call with no thread to name the workflow, or made outside a graph', () => {
+    const codeOf = (config: Parameters<typeof langGraphIdentity>[0]) => {
+      try {
+        langGraphIdentity(config);
+      } catch (error) {
+        return isEffectdError(error) ? error.code : String(error);
+      }
+      return 'accepted';
+    };
+    expect(codeOf({ configurable: {} })).toBe('invalid_command');
+    expect(codeOf({ configurable: { thread_id: 'thread-4' }, metadata: { langgraph_step: 3 }, toolCall: { id: 'call_a', name: 'x', args: {} } })).toBe('invalid_command');
   });
 });

@@ -1,15 +1,17 @@
 /**
- * The index of each tool call among the calls of one model message, in the order the framework
- * starts them (the order of the message's calls), by the message's position: the `.<call>` of step
- * `call-<position>.<call>`. A call seen again (the same tool-call id) keeps its index. A resumed
- * process that re-asks the model for the message numbers its calls the same way again.
+ * The index of each tool call among the calls the model made in one response, in the order the
+ * framework starts them (the order of the response's calls): the `.<call>` of step
+ * `call-<position>.<call>`. `scope` is the object the framework hands every call of that one
+ * response or run, and a new one to the next (the AI SDK's step messages, the Agents SDK's run
+ * context): a call seen again (the same tool-call id) keeps its index, and a run started again
+ * after a failure (a new scope) numbers its calls from 0 again, as a resumed process does.
  */
 export class CallPositions {
-  private readonly calls = new Map<number, string[]>();
+  private readonly calls = new WeakMap<object, string[]>();
 
-  indexOf(position: number, toolCallId: string): number {
-    const ids = this.calls.get(position) ?? [];
-    this.calls.set(position, ids);
+  indexOf(scope: object, toolCallId: string): number {
+    const ids = this.calls.get(scope) ?? [];
+    this.calls.set(scope, ids);
     const known = ids.indexOf(toolCallId);
     if (known >= 0) return known;
     ids.push(toolCallId);
