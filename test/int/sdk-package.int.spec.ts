@@ -85,3 +85,60 @@ for (const sdk of ['@effectd/sdk', 'effectd/sdk']) describe(`the SDK as an insta
     expect(names).toEqual(expect.arrayContaining(['EffectClient', 'HttpEffectClient', 'WorkflowJournal', 'encodeCommand']));
   });
 });
+
+/** A harness of each framework, as docs/frameworks.md writes it, against the built @effectd/sdk subpaths. */
+const FRAMEWORKS = `
+import { generateText, type ModelMessage, type LanguageModel } from 'ai';
+import { Agent, MemorySession, run } from '@openai/agents';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { HttpEffectClient } from '@effectd/sdk';
+import { effectdTools as aiTools, type ToolAnswer } from '@effectd/sdk/ai';
+import { effectdTools as agentsTools } from '@effectd/sdk/openai-agents';
+import { effectdTools as langGraphTools } from '@effectd/sdk/langgraph';
+
+const effectd = new HttpEffectClient({ url: 'http://127.0.0.1:8080', token: 'efd_agent_x' });
+export async function withAiSdk(model: LanguageModel, messages: ModelMessage[]): Promise<ToolAnswer['status'][]> {
+  const result = await generateText({ model, messages, tools: await aiTools(effectd, { workflowId: 'chat-1' }) });
+  return result.toolResults.map((r) => (r.output as ToolAnswer).status);
+}
+export async function withAgents(): Promise<unknown> {
+  const session = new MemorySession({ sessionId: 'conv-1' });
+  return (await run(new Agent({ name: 'billing', tools: await agentsTools(effectd, { session }) }), 'Charge INV-1', { session })).finalOutput;
+}
+export async function withLangGraph(): Promise<ToolNode> {
+  return new ToolNode(await langGraphTools(effectd, { tools: ['payments.charge'] }));
+}
+`;
+
+describe('the SDK\'s framework adapters as installed subpaths (@effectd/sdk/ai, /openai-agents, /langgraph)', () => {
+  let consumer: string;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    execFileSync('npm', ['run', 'build', '--silent', '--workspace', '@effectd/sdk'], { cwd: REPO, stdio: 'inherit' });
+    consumer = tempDir('effectd-sdk-frameworks-');
+    mkdirSync(join(consumer, 'node_modules/@effectd'), { recursive: true });
+    mkdirSync(join(consumer, 'node_modules/@langchain'), { recursive: true });
+    mkdirSync(join(consumer, 'node_modules/@openai'), { recursive: true });
+    symlinkSync(join(REPO, 'src/sdk'), join(consumer, 'node_modules/@effectd/sdk'), 'dir');
+    for (const name of ['@types', 'ai', '@openai/agents', '@langchain/langgraph', '@langchain/core']) symlinkSync(join(REPO, 'node_modules', name), join(consumer, 'node_modules', name), 'dir');
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'a-framework-harness', private: true, type: 'module' }));
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2023', noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['*.ts'] }));
+  }, 60_000);
+
+  it('type-checks a harness of each framework written as docs/frameworks.md shows', () => {
+    writeFileSync(join(consumer, 'harness.ts'), FRAMEWORKS);
+    const run = spawnSync(TSC, ['-p', consumer], { cwd: consumer, encoding: 'utf8' });
+    expect(`${run.stdout}${run.stderr}`).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('loads each subpath in Node, and the SDK alone imports no framework', () => {
+    const load = (specifier: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `const m = await import('${specifier}'); console.log(Object.keys(m).sort().join(' '))`], { cwd: consumer, encoding: 'utf8' }).trim().split(' ');
+    expect(load('@effectd/sdk/ai')).toEqual(['aiSdkIdentity', 'effectdTools']);
+    expect(load('@effectd/sdk/openai-agents')).toEqual(['agentsIdentity', 'effectdTools']);
+    expect(load('@effectd/sdk/langgraph')).toEqual(['effectdTools', 'langGraphIdentity']);
+    const sdkImports = execFileSync('grep', ['-rlE', '--include=*.js', "from '(ai|@openai/agents|@langchain/[a-z-]+)(/[a-z-]+)?'", join(REPO, 'src/sdk/dist/src/sdk')], { encoding: 'utf8' }).trim().split('\n').map((file) => file.replace(/^.*\/dist\/src\/sdk\//, '')).sort();
+    expect(sdkImports).toEqual(['ai.js', 'langgraph.js', 'openai-agents.js']);
+  });
+});
