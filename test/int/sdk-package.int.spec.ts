@@ -3,7 +3,7 @@
 // existing users): type-checked with the declarations the builds emit, and loaded by Node.
 // test/int/package-e2e.int.spec.ts installs the packed @effectd/sdk alone into a fresh project.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, tempDir } from '../support/effectd-harness.js';
@@ -110,6 +110,20 @@ export async function withLangGraph(): Promise<ToolNode> {
 }
 `;
 
+/** What docs/frameworks.md's lines leave to the application, declared as it would have them. */
+const DOCS_DECLARED = `
+declare global {
+  const chatId: string;
+  const model: import('ai').LanguageModel;
+  const messages: import('ai').ModelMessage[] & import('@langchain/core/messages').BaseMessage[];
+  function saveChat(chatId: string, messages: import('ai').ModelMessage[]): void;
+  const session: import('@openai/agents').Session;
+  function callModel(state: typeof import('@langchain/langgraph').MessagesAnnotation.State): Promise<{ messages: import('@langchain/core/messages').BaseMessage[] }>;
+  const checkpointer: import('@langchain/langgraph').BaseCheckpointSaver;
+}
+export {};
+`;
+
 describe('the SDK\'s framework adapters as installed subpaths (@effectd/sdk/ai, /openai-agents, /langgraph)', () => {
   let consumer: string;
 
@@ -128,6 +142,16 @@ describe('the SDK\'s framework adapters as installed subpaths (@effectd/sdk/ai, 
 
   it('type-checks a harness of each framework written as docs/frameworks.md shows', () => {
     writeFileSync(join(consumer, 'harness.ts'), FRAMEWORKS);
+    const run = spawnSync(TSC, ['-p', consumer], { cwd: consumer, encoding: 'utf8' });
+    expect(`${run.stdout}${run.stderr}`).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('type-checks the lines docs/frameworks.md gives for each framework, with what they leave to the application declared', () => {
+    const blocks = [...readFileSync(join(REPO, 'docs/frameworks.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks).toHaveLength(3);
+    writeFileSync(join(consumer, 'docs-declared.ts'), DOCS_DECLARED);
+    blocks.forEach((block, i) => writeFileSync(join(consumer, `docs-${i}.ts`), block));
     const run = spawnSync(TSC, ['-p', consumer], { cwd: consumer, encoding: 'utf8' });
     expect(`${run.stdout}${run.stderr}`).toBe('');
     expect(run.status).toBe(0);
