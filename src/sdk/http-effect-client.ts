@@ -1,6 +1,7 @@
 import type { AgentOutcome } from '../core/agent-answer.js';
 import { EffectdError, isErrorCode, type ErrorCode } from '../core/errors.js';
 import { pathSegment } from '../core/identifiers.js';
+import type { CatalogTool } from './catalog.js';
 import { refusalOfBody, type EffectRefusal } from './refusals.js';
 
 /** effectd's answer to one submitted effect over HTTP: its three-state outcome, or the command's refusal. */
@@ -63,6 +64,12 @@ export class HttpEffectClient {
         message: `unknown: no answer from effectd (${(error as Error).message}); submit step ${effect.step} again — it is the same effect and will not run twice.`,
       };
     }
+  }
+
+  /** effectd's tool catalog (`GET /v1/tools`): each tool's description and the JSON Schema of its arguments. */
+  async tools(): Promise<CatalogTool[]> {
+    const { tools } = (await this.ok('GET', '/v1/tools')) as { tools: CatalogTool[] };
+    return tools.map(({ name, description, reversibility, argsSchema }) => ({ name, description, reversibility, argsSchema }));
   }
 
   async effect(effectId: string): Promise<AgentOutcome> {
