@@ -26,14 +26,14 @@ export const LIMBO_CASES: readonly LimboCase[] = [
   mode('partial-timeout', 'email-5', 'the 5 emails all time out; some of them were sent'),
   mode('partial-batch', 'email-5', 'the 5 emails are all answered 502; some of them were sent'),
   mode('misleading-500', 'charge', 'the charge commits and is answered 500 (replayed under its key)'),
-  mode('read-lag', 'charge', 'the charge\'s reply is lost and search lags 120–180 s'),
+  mode('read-lag', 'charge', 'search lags 120–180 s; the charge commits 90 s after the caller timed out'),
   mode('no-read-back', 'notify', 'the notification (no key, no lookup) is posted, its reply is lost'),
   { name: 'new-attempt-identity', kind: 'case', workload: 'reminder-repeat', fault: 'none', about: 'control: the same email again under a new attempt identity, declared: both must be sent' },
   { name: 'lost-ack-reconcile', kind: 'case', workload: 'charge-then-email', fault: 'lost-ack', about: 'a lost acknowledgement is reconciled; the receipt email follows once' },
   { name: 'truth-unavailable-blocks', kind: 'case', workload: 'notify-then-email', fault: 'no-read-back', about: 'the truth is unavailable: `unknown` blocks the dependent email' },
   { name: 'eventual-consistency', kind: 'case', workload: 'charge-then-email', fault: 'read-lag', about: 'eventual consistency: block the email until the charge is reconciled' },
   { name: 'redelivery-replay', kind: 'case', workload: 'charge', fault: 'duplicate-delivery', about: 'the charge command is redelivered: replay the recorded outcome' },
-  { name: 'payload-drift-reject', kind: 'case', workload: 'email-drift', fault: 'param-drift', about: 'the repair rewrites the recipient: reject the changed intent' },
+  { name: 'payload-drift-reject', kind: 'case', workload: 'email-drift', fault: 'payload-drift', about: 'the repair rewrites the recipient: reject the changed intent' },
 ];
 
 /** The quick set (the int test): one case per way LIMBO's faults bite, a few cells. */

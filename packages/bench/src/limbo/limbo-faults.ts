@@ -18,6 +18,11 @@ export const LIMBO_TIMES = {
   /** Read paths lag between these (a search that is not read-after-write consistent). */
   readLagMinMs: 120_000,
   readLagMaxMs: 180_000,
+  /**
+   * payload-drift: the provider commits this long after the request, after effectd's inline settle
+   * has answered `unknown` (≈ 2.3 s real), so the model's repair reaches effectd.
+   */
+  driftCommitMs: 300_000,
   /** When the agent is done, the providers' clocks jump this far: past every commit still held. */
   finalJumpMs: 3 * 3_600_000,
 } as const;
@@ -132,11 +137,20 @@ export const LIMBO_FAULT_SPECS: Record<LimboFaultName, FaultSpec> = {
   },
   'read-lag': {
     name: 'read-lag',
-    boundary: `read lag: the reply is lost and the provider's search lags ${LIMBO_TIMES.readLagMinMs / 1000}–${LIMBO_TIMES.readLagMaxMs / 1000} s (simulated) behind its writes`,
+    boundary: `read lag: the provider's search lags ${LIMBO_TIMES.readLagMinMs / 1000}–${LIMBO_TIMES.readLagMaxMs / 1000} s (simulated) behind its writes, and the caller times out on a charge that commits ${LIMBO_TIMES.timeoutLateMs / 1000} s later: for minutes every read says "not found"`,
     sagas: false,
     targets: (intent) => chargeTools.has(intent.tool),
     providerSettingsOf: (rng) => ({ searchLagMs: rng.int(LIMBO_TIMES.readLagMinMs, LIMBO_TIMES.readLagMaxMs) }),
-    arm: (context) => onFastClock(context, () => lostAck(context)),
+    arm: (context) => onFastClock(context, () => providerRule(context, { type: 'late-commit', commitAfterMs: LIMBO_TIMES.timeoutLateMs })),
+  },
+  'payload-drift': {
+    name: 'payload-drift',
+    boundary: `payload drift: the caller times out (the provider commits ${LIMBO_TIMES.driftCommitMs / 60_000} min later, simulated) and the model's repair of the same step rewrites a parameter`,
+    sagas: false,
+    async arm(context) {
+      context.agent.driftOnRepair(context.target.id);
+      return onFastClock(context, () => providerRule(context, { type: 'late-commit', commitAfterMs: LIMBO_TIMES.driftCommitMs }));
+    },
   },
   'no-read-back': {
     name: 'no-read-back',

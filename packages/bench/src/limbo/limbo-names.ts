@@ -13,6 +13,8 @@ export const LIMBO_FAULTS = [
   'misleading-500',
   'read-lag',
   'no-read-back',
+  // Not one of LIMBO's modes: the fault of the named case "payload drift then reject".
+  'payload-drift',
 ] as const;
 
 export type LimboFaultName = (typeof LIMBO_FAULTS)[number];
