@@ -200,6 +200,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   // Ids are stamped per cell, so a refund or a release names this cell's records and nothing else's.
   const idSeed = (spec.index + 1) * 1_000 + spec.seed;
   const providerSettings = fault.providerSettingsOf?.(cellRng.fork('provider-settings')) ?? fault.providerSettings;
+  if (fault.providerSettingsOf) notes.push(`${spec.fault}: the ${benchTool(target.tool).provider} provider runs with ${JSON.stringify(providerSettings)} in this cell`);
   const providers = await CellProviders.start(workload.providers, idSeed, retentionMs, providerSettings ? { [benchTool(target.tool).provider]: providerSettings } : {});
   const ownProxies: ProviderProxy[] = [];
   let armedFault: ArmedFault | undefined;
@@ -262,6 +263,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     else if (plan) sagaRun = await new BaselineSagaScript(agent, plan, tag).run();
     else agentRun = await agent.run(intents);
     await armedFault.finished();
+    notes.push(...(armedFault.notes?.() ?? []));
     await Promise.all([...proxies.values()].map((p) => p.idle()));
     await providers.quiesce(3_000);
     const injected = await armedFault.injected() + gate.held;

@@ -77,6 +77,8 @@ export interface ArmedFault {
   finished(): Promise<void>;
   /** late-delivery: the requests the fault delivered to the provider late, with the provider's answer. */
   lateDeliveries?(): LateDelivery[];
+  /** What the fault drew for this cell (a late commit's delay, a read lag), for the cell's notes. */
+  notes?(): string[];
 }
 
 export interface FaultSpec {

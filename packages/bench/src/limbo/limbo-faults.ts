@@ -3,7 +3,7 @@ import { benchTool } from '../bench-config.js';
 import { armed, providerRule, type ArmedFault, type FaultContext, type FaultSpec } from '../faults.js';
 import type { IntentSpec } from '../workloads.js';
 import type { LimboFaultName } from './limbo-names.js';
-import { logUniformMs, SimTimeDriver } from './sim-time.js';
+import { logUniformMs, SIM_SCALE, SimTimeDriver } from './sim-time.js';
 import { CodedError } from '../../../../src/shared/coded-error.js';
 
 /** LIMBO's simulated times (ms of the providers' clock, which runs SIM_SCALE× real time in these cells). */
@@ -30,17 +30,26 @@ export const LIMBO_TIMES = {
 type RuleAction = FaultRule['action'];
 
 /** Provider-side rules on one provider's clock that runs fast (and jumps when the agent is done). */
-async function onFastClock(context: FaultContext, arm: () => Promise<ArmedFault>): Promise<ArmedFault> {
+async function onFastClock(context: FaultContext, arm: () => Promise<ArmedFault>, drawn?: string): Promise<ArmedFault> {
   const driver = SimTimeDriver.start(context.providers);
-  const fault = await arm();
+  let fault: ArmedFault;
+  try {
+    fault = await arm();
+  } catch (error) {
+    await driver.stop();
+    throw error;
+  }
   let done: Promise<void> | undefined;
   const finish = () => (done ??= (async () => {
     await driver.jump(LIMBO_TIMES.finalJumpMs);
     await driver.stop();
     await fault.finished();
   })());
-  return { ...fault, finished: finish };
+  const clock = () => `the providers' clocks ran ${SIM_SCALE}× real time, then jumped ${LIMBO_TIMES.finalJumpMs / 3_600_000} h when the agent was done (${Math.round(driver.advancedMs / 1000)} s simulated added in all)`;
+  return { ...fault, finished: finish, notes: () => [...(drawn ? [drawn] : []), clock()] };
 }
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /** What tells one item of a batch apart in its request body: the recipient, the invoice. */
 function itemMark(intent: IntentSpec): string {
@@ -100,7 +109,10 @@ export const LIMBO_FAULT_SPECS: Record<LimboFaultName, FaultSpec> = {
     boundary: `heavy-tailed late commit: the caller times out; the provider commits log-uniformly ${LIMBO_TIMES.tailMinMs / 1000} s to ${LIMBO_TIMES.tailMaxMs / 3_600_000} h (simulated) after the request`,
     sagas: false,
     targets: (intent) => chargeTools.has(intent.tool),
-    arm: (context) => onFastClock(context, () => providerRule(context, { type: 'late-commit', commitAfterMs: logUniformMs(context.rng.fork('tail').next(), LIMBO_TIMES.tailMinMs, LIMBO_TIMES.tailMaxMs) })),
+    arm(context) {
+      const delay = logUniformMs(context.rng.fork('tail').next(), LIMBO_TIMES.tailMinMs, LIMBO_TIMES.tailMaxMs);
+      return onFastClock(context, () => providerRule(context, { type: 'late-commit', commitAfterMs: delay }), `late-commit-tail: the provider commits ${seconds(delay)} (simulated) after the request`);
+    },
   },
   'duplicate-delivery': {
     name: 'duplicate-delivery',
