@@ -20,7 +20,7 @@ export const benchCommand: CommandSpec = {
   options: BENCH_FLAGS,
   optionHelp: [
     ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
-    ['--limbo', 'LIMBO\'s fault modes and the six named LIMBO-style cases instead of the matrix, scored by LIMBO\'s measures per policy (task success, exactly-once success, duplicates, collateral writes, overclaim); JSON to bench-results/ unless --json; with --quick a few cases (docs/benchmark.md, "LIMBO\'s fault modes")'],
+    ['--limbo', 'LIMBO\'s fault modes and the six named LIMBO-style cases instead of the matrix, scored by LIMBO\'s measures per policy (task success, exactly-once success, duplicates, collateral writes, overclaim); JSON to bench-results/ unless --json; with --quick a few cases; --fault and --workload pick cases (docs/benchmark.md, "LIMBO\'s fault modes")'],
     ['--mcp', `add the MCP lane: ${MCP_POLICIES.join(' and ')} (the agent through the official MCP client SDK, to effectd's /mcp or straight to an upstream MCP server), on the per-step workloads under ${MCP_FAULTS.join(', ')}`],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
     ['--fault LIST', `comma-separated (default: all: ${FAULTS.join(', ')})`],
@@ -54,6 +54,8 @@ export const benchCommand: CommandSpec = {
       const { runLimbo } = await import('./limbo/limbo-run.js');
       return runLimbo({
         quick: values.quick === true, policies: list<BenchPolicy>('policy', POLICIES, isPolicy),
+        ...(values.fault !== undefined ? { faults: String(values.fault).split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(values.workload !== undefined ? { workloads: String(values.workload).split(',').map((s) => s.trim()).filter(Boolean) } : {}),
         seeds: Array.from({ length: values.seeds !== undefined ? positiveInt('seeds', values.seeds) : values.quick ? 1 : DEFAULT_SEEDS }, (_, i) => i + 1),
         concurrency: values.concurrency !== undefined ? positiveInt('concurrency', values.concurrency) : 3,
         httpLanes: values.lanes !== undefined ? positiveInt('lanes', values.lanes) : 2,

@@ -6,9 +6,13 @@ import { isEffectd, type BenchPolicy } from '../names.js';
 import { duration } from '../report-table.js';
 import { LIMBO_CASES, LIMBO_QUICK_CASES } from './limbo-cases.js';
 import { limboCaseTable, limboPolicyTable, limboPolicyTotals } from './limbo-report.js';
+import { CodedError } from '../../../../src/shared/coded-error.js';
 
 export interface LimboRunOptions {
   quick: boolean;
+  /** Only the cases under these faults / on these workloads (`--fault`, `--workload`). */
+  faults?: string[];
+  workloads?: string[];
   policies: BenchPolicy[];
   seeds: number[];
   concurrency: number;
@@ -25,8 +29,15 @@ export interface LimboRunOptions {
  */
 export async function runLimbo(options: LimboRunOptions): Promise<number> {
   const { out } = options;
-  const cases = options.quick ? LIMBO_CASES.filter((c) => LIMBO_QUICK_CASES.includes(c.name)) : LIMBO_CASES;
+  for (const [flag, names, known] of [['fault', options.faults, LIMBO_CASES.map((c) => c.fault)], ['workload', options.workloads, LIMBO_CASES.map((c) => c.workload)]] as const) {
+    const unknown = (names ?? []).filter((n) => !(known as readonly string[]).includes(n));
+    if (unknown.length > 0) throw new CodedError('invalid_command', `--limbo --${flag}: no LIMBO case has ${unknown.join(', ')}; choose from ${[...new Set(known)].join(', ')}`);
+  }
+  const cases = (options.quick ? LIMBO_CASES.filter((c) => LIMBO_QUICK_CASES.includes(c.name)) : LIMBO_CASES)
+    .filter((c) => (options.faults ?? [c.fault]).includes(c.fault) && (options.workloads ?? [c.workload]).includes(c.workload));
+  // The LIMBO lane compares the four policies; the variants and the MCP lane are the matrix's.
   const policies = options.policies.filter((p) => p !== 'effectd+redecide' && p !== 'effectd-mcp' && p !== 'mcp-direct');
+  if (cases.length === 0 || policies.length === 0) throw new CodedError('invalid_command', `--limbo: no cell to run (${cases.length} cases, policies ${policies.join(', ') || 'none of blind, sdk-retry, native-or-never, effectd'})`);
   const cells: CellSpec[] = [];
   for (const seed of options.seeds)
     for (const k of cases)
