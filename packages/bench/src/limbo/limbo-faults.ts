@@ -46,7 +46,7 @@ async function onFastClock(context: FaultContext, arm: () => Promise<ArmedFault>
     await fault.finished();
   })());
   const clock = () => `the providers' clocks ran ${SIM_SCALE}× real time, then jumped ${LIMBO_TIMES.finalJumpMs / 3_600_000} h when the agent was done (${Math.round(driver.advancedMs / 1000)} s simulated added in all)`;
-  return { ...fault, finished: finish, notes: () => [...(drawn ? [drawn] : []), clock()] };
+  return { ...fault, finished: finish, notes: () => [...(drawn ? [drawn] : []), ...(fault.notes?.() ?? []), clock()] };
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
@@ -81,7 +81,8 @@ async function batchRules(context: FaultContext, committed: RuleAction, notCommi
     match: { method: 'POST', pathPrefix: route.mutationPath, bodyIncludes: itemMark(intent), times: 1 },
     action: commits.has(intent.id) ? committed : notCommitted,
   })), 'first');
-  return armed({ injected: () => context.providers.faultsFired() });
+  const split = `${context.target.tool} batch of ${batch.length}: ${order.slice(0, count).map((i) => i.id).join(', ')} commit; ${order.slice(count).map((i) => i.id).join(', ')} do not`;
+  return armed({ injected: () => context.providers.faultsFired(), notes: () => [split] });
 }
 
 const lostAck = (context: FaultContext) => providerRule(context, { type: 'drop-after-mutation' });
