@@ -8,6 +8,7 @@ import type { CommandSpec } from './cli-kit.js';
  */
 export const BENCH_FLAGS: CommandSpec['options'] = {
   quick: { type: 'boolean' },
+  limbo: { type: 'boolean' },
   mcp: { type: 'boolean' },
   lane: { type: 'string' },
   workload: { type: 'string' },

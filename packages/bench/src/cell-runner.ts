@@ -2,8 +2,11 @@ import { BENCH_TIMINGS, BENCH_TOOL_NAMES, baselineTools, benchTool } from './ben
 import { exchange, sleep, type ExchangeRequest } from './bench-http.js';
 import { CellProviders } from './cell-providers.js';
 import type { EffectdEndpoint, EffectdFleet, EffectdProcess } from './effectd-fleet.js';
-import { chooseTarget, FAULT_SPECS, type ArmedFault, type EffectdControls, type FaultAgent } from './faults.js';
+import { chooseTarget, type ArmedFault, type EffectdControls, type FaultAgent } from './faults.js';
+import { faultSpec } from './fault-registry.js';
 import { Gate } from './gate.js';
+import { collateralWrites } from './limbo/collateral.js';
+import { limboMeasures, type LimboMeasures } from './limbo/limbo-measures.js';
 import { judgeLateArrivals, readLateArrivals, type LateEffectView } from './late-arrivals.js';
 import { chargedAmounts, recordsOf, sagaTruth, type Oracles, type SagaTruth } from './ground-truth.js';
 import type { KafkaPair } from './kafka-lane.js';
@@ -106,6 +109,8 @@ export interface CellResult {
    * verdict on effectd is not to be trusted either way.
    */
   benchStallMs?: number;
+  /** LIMBO's measures of the cell (per-step workloads; limbo/limbo-measures.ts). */
+  limbo?: LimboMeasures;
   /** Set when the cell itself broke (not the system under test): such a run proves nothing. */
   error?: string;
 }
@@ -177,7 +182,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
   const effectdCell = isEffectd(spec.policy);
   const lane = effectdCell ? options.lane : undefined;
   if (effectdCell && !lane) throw new CodedError('internal', 'effectd cells need an effectd lane (instances and proxies)');
-  const fault = FAULT_SPECS[spec.fault];
+  const fault = faultSpec(spec.fault);
   const tag = `${options.runTag}c${spec.index}s${spec.seed}`.toLowerCase();
   const workflowId = `bench-${tag}`;
   const intents = workload.intents(tag);
@@ -194,7 +199,9 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
 
   // Ids are stamped per cell, so a refund or a release names this cell's records and nothing else's.
   const idSeed = (spec.index + 1) * 1_000 + spec.seed;
-  const providers = await CellProviders.start(workload.providers, idSeed, retentionMs, fault.providerSettings ? { [benchTool(target.tool).provider]: fault.providerSettings } : {});
+  const providerSettings = fault.providerSettingsOf?.(cellRng.fork('provider-settings')) ?? fault.providerSettings;
+  if (fault.providerSettingsOf) notes.push(`${spec.fault}: the ${benchTool(target.tool).provider} provider runs with ${JSON.stringify(providerSettings)} in this cell`);
+  const providers = await CellProviders.start(workload.providers, idSeed, retentionMs, providerSettings ? { [benchTool(target.tool).provider]: providerSettings } : {});
   const ownProxies: ProviderProxy[] = [];
   let armedFault: ArmedFault | undefined;
   let made: MadePolicy | undefined;
@@ -242,7 +249,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     const harness = plan && effectdCell ? new EffectdSagaHarness(made.sagaIngress!(plan.saga), plan, tag, deadline, startedAt) : undefined;
     const faultAgent: FaultAgent = harness ?? agent;
     armedFault = await fault.arm({
-      policy: spec.policy, target, targetNth: nth, providers, agent: faultAgent, stepCalls: harness === undefined, gate, effectd,
+      policy: spec.policy, target, targetNth: nth, providers, agent: faultAgent, stepCalls: harness === undefined, gate, effectd, rng: cellRng.fork('fault'), intents,
       proxy: (tool) => {
         const proxy = proxies.get(tool);
         if (!proxy) throw new CodedError('internal', `no proxy for ${tool} in this cell`);
@@ -256,6 +263,7 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
     else if (plan) sagaRun = await new BaselineSagaScript(agent, plan, tag).run();
     else agentRun = await agent.run(intents);
     await armedFault.finished();
+    notes.push(...(armedFault.notes?.() ?? []));
     await Promise.all([...proxies.values()].map((p) => p.idle()));
     await providers.quiesce(3_000);
     const injected = await armedFault.injected() + gate.held;
@@ -351,8 +359,9 @@ async function runCellMeasured(spec: CellSpec, options: CellOptions): Promise<Ce
       notes.push(`${intent.id}: the provider holds ${amounts.length} charge(s) of invoice ${invoiceId}, in minor units: ${amounts.join(', ') || 'none'} (each intent meant ${String(intent.args.amount)})`);
     }
     const score = scoreCell(evidence, (identity) => world.get(identity)!);
+    const limbo = limboMeasures(evidence, (identity) => world.get(identity)!.present, collateralWrites(oracles, intents.map((i) => i.identity)));
     return {
-      ...common, ...score,
+      ...common, ...score, limbo,
       timeInUnknownMs: run.outcomes.reduce((sum, o) => sum + o.unknownMs, 0),
       firstAnswers: run.outcomes.filter((o) => o.firstAnswer !== undefined).length,
       firstUnknown: run.outcomes.filter((o) => o.firstAnswer === 'unknown').length,

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { CellResult } from './cell-runner.js';
-import { ALL_POLICIES, BENCH_POLICIES, CONTRACT_BREAKING_FAULTS, FAULTS, isEffectd, isFault, isPolicy, MCP_FAULTS, MCP_POLICIES, POLICIES, POLICY_VARIANTS, STALL_LIMIT_MS, undetectedDuplicates, type BenchPolicy, type FaultName } from './names.js';
+import { ALL_POLICIES, BENCH_POLICIES, CONTRACT_BREAKING_FAULTS, FAULTS, isEffectd, isFault, isPolicy, MCP_FAULTS, MCP_POLICIES, POLICIES, POLICY_VARIANTS, STALL_LIMIT_MS, undetectedDuplicates, type BenchPolicy, type DesignFaultName } from './names.js';
 import { DEFAULT_WORKLOADS, workload as findWorkload, workloadNames } from './workloads.js';
 import { BENCH_FLAGS } from '../../../src/cli/bench-flags.js';
 import type { CommandSpec } from '../../../src/cli/cli-kit.js';
@@ -16,10 +16,11 @@ const DEFAULT_SEEDS = 3;
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'The adversarial benchmark: workloads × faults × policies × seeds against simulated providers; ground truth from their oracles.',
-  usage: 'effectd bench [--quick] [--mcp] [--lane mcp-no-identity] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
+  usage: 'effectd bench [--quick] [--limbo] [--mcp] [--lane mcp-no-identity] [--workload a,b] [--fault a,b] [--policy a,b] [--seeds N] [--fail-at all|sample] [--kafka BROKERS | --no-kafka] [--json FILE] [--svg FILE]',
   options: BENCH_FLAGS,
   optionHelp: [
     ['--quick', `1 seed of the whole matrix, each saga's failAt sampled per fault, effectd+redecide on 4 faults (under 2 minutes on 2 cores)`],
+    ['--limbo', 'LIMBO\'s fault modes and the six named LIMBO-style cases instead of the matrix, scored by LIMBO\'s measures per policy (task success, exactly-once success, duplicates, collateral writes, overclaim); JSON to bench-results/ unless --json; with --quick a few cases; --fault and --workload pick cases (docs/benchmark.md, "LIMBO\'s fault modes")'],
     ['--mcp', `add the MCP lane: ${MCP_POLICIES.join(' and ')} (the agent through the official MCP client SDK, to effectd's /mcp or straight to an upstream MCP server), on the per-step workloads under ${MCP_FAULTS.join(', ')}`],
     ['--lane mcp-no-identity', 'run only the MCP no-identity lane: a desktop-style client (official MCP SDK over stdio, no _meta) under lost replies and deliberate repeats, per option (refuse, content, content+repeat-arg, arg-every-call; harness-meta for reference): duplicates, false dedups, refusals (--seeds, default 3)'],
     ['--workload LIST', `comma-separated (default: ${DEFAULT_WORKLOADS.join(', ')})`],
@@ -51,8 +52,21 @@ export const benchCommand: CommandSpec = {
       if (bad.length > 0) throw new Error(`--${flag}: unknown ${bad.join(', ')}; choose from ${all.join(', ')}`);
       return items as T[];
     };
+    if (values.limbo) {
+      const { runLimbo } = await import('./limbo/limbo-run.js');
+      return runLimbo({
+        quick: values.quick === true, policies: list<BenchPolicy>('policy', POLICIES, isPolicy),
+        ...(values.fault !== undefined ? { faults: String(values.fault).split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(values.workload !== undefined ? { workloads: String(values.workload).split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        seeds: Array.from({ length: values.seeds !== undefined ? positiveInt('seeds', values.seeds) : values.quick ? 1 : DEFAULT_SEEDS }, (_, i) => i + 1),
+        concurrency: values.concurrency !== undefined ? positiveInt('concurrency', values.concurrency) : 3,
+        httpLanes: values.lanes !== undefined ? positiveInt('lanes', values.lanes) : 2,
+        ...(values.json ? { json: String(values.json) } : {}), ...(values.ledger ? { ledgerUrl: String(values.ledger) } : {}),
+        out: (line = '') => process.stdout.write(`${line}\n`),
+      });
+    }
     const workloads = list<string>('workload', DEFAULT_WORKLOADS, (s) => workloadNames().includes(s));
-    const faults = list<FaultName>('fault', FAULTS, isFault);
+    const faults = list<DesignFaultName>('fault', FAULTS, isFault);
     const listed = list<BenchPolicy>('policy', BENCH_POLICIES, isPolicy);
     // --mcp adds the MCP lane's two columns to whatever else runs (with --policy, only those named and these).
     const policies = values.mcp ? ALL_POLICIES.filter((p) => listed.includes(p) || (MCP_POLICIES as readonly string[]).includes(p)) : listed;

@@ -2,7 +2,7 @@ import type { FaultRule } from '@effectd/simulators';
 import { BENCH_TIMINGS, benchTool, keylessConsistentTools } from './bench-config.js';
 import type { CellProviders } from './cell-providers.js';
 import type { Gate } from './gate.js';
-import { isEffectd, type BenchPolicy, type FaultName } from './names.js';
+import { isEffectd, type BenchPolicy, type DesignFaultName, type FaultName } from './names.js';
 import type { Observation } from './policies/policy.js';
 import type { LateDelivery, ProviderProxy } from './provider-proxy.js';
 import type { Rng } from './rng.js';
@@ -37,6 +37,11 @@ export interface FaultAgent {
   repeatOnUnknown?(intentId: string): void;
   /** effectd's saga harness: whether effectd's ledger says this step was never sent (a refused connection). */
   neverSent?(intentId: string): boolean;
+  /**
+   * duplicate-delivery: the intent's first call is delivered twice (a queue's redelivery, a
+   * retransmitted message): the same call again once the first has answered; `delivered` runs then.
+   */
+  redeliver?(intentId: string, delivered: () => void): void;
 }
 
 export interface FaultContext {
@@ -55,6 +60,10 @@ export interface FaultContext {
   stepCalls: boolean;
   gate: Gate;
   effectd?: EffectdControls;
+  /** The cell's seeded randomness for the fault's own draws (a late commit's delay). */
+  rng: Rng;
+  /** Every intent of the cell's workload, in order (a batch fault hits several). */
+  intents: IntentSpec[];
 }
 
 /** An armed fault: hooks into the agent's calls, evidence that it fired, and work to wait for. */
@@ -68,6 +77,8 @@ export interface ArmedFault {
   finished(): Promise<void>;
   /** late-delivery: the requests the fault delivered to the provider late, with the provider's answer. */
   lateDeliveries?(): LateDelivery[];
+  /** What the fault drew for this cell (a late commit's delay, a read lag), for the cell's notes. */
+  notes?(): string[];
 }
 
 export interface FaultSpec {
@@ -89,6 +100,8 @@ export interface FaultSpec {
    * the ones that match the contract, which stays as declared for effectd and the baselines.
    */
   providerSettings?: Record<string, unknown>;
+  /** Like `providerSettings`, drawn per cell (a lag between two bounds). */
+  providerSettingsOf?(rng: Rng): Record<string, unknown>;
   /**
    * effectd cells wait at most this long (ms) after the agent is done for effectd's audits — the
    * duplicate audit of effects that settled through a resend, the absence audit of effects proven
@@ -101,7 +114,7 @@ export interface FaultSpec {
 type RuleAction = FaultRule['action'];
 
 /** Arms one provider-side rule on the target's mutating request (before the cell's other rules); the rest is the ArmedFault's default. */
-async function providerRule(context: FaultContext, action: RuleAction, extra: Partial<ArmedFault> = {}): Promise<ArmedFault> {
+export async function providerRule(context: FaultContext, action: RuleAction, extra: Partial<ArmedFault> = {}): Promise<ArmedFault> {
   const route = benchTool(context.target.tool);
   await context.providers.armFaults(route.provider, [{ match: { method: 'POST', pathPrefix: route.mutationPath, nth: context.targetNth, times: 1 }, action }], 'first');
   const base = armed(extra);
@@ -111,7 +124,7 @@ async function providerRule(context: FaultContext, action: RuleAction, extra: Pa
   };
 }
 
-function armed(extra: Partial<ArmedFault> = {}): ArmedFault {
+export function armed(extra: Partial<ArmedFault> = {}): ArmedFault {
   return {
     hooks: {},
     onProviderRefused: () => undefined,
@@ -153,7 +166,7 @@ async function proxyCrash(context: FaultContext, action: 'crash-before-forward' 
   return armed({ injected: async () => proxy.stats().fired, finished: restarted });
 }
 
-export const FAULT_SPECS: Record<FaultName, FaultSpec> = {
+export const FAULT_SPECS: Record<DesignFaultName, FaultSpec> = {
   'before-dispatch': {
     name: 'before-dispatch',
     boundary: 'the provider is unreachable: the first attempt is refused at connect time, nothing was sent',

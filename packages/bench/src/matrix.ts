@@ -4,14 +4,17 @@ import { join } from 'node:path';
 import { BENCH_TIMINGS, BENCH_TOOL_NAMES, benchConfig } from './bench-config.js';
 import { runCell, type CellResult, type CellSpec, type EffectdLane } from './cell-runner.js';
 import { EffectdFleet } from './effectd-fleet.js';
-import { FAULT_SPECS, faultApplies } from './faults.js';
+import { faultApplies } from './faults.js';
+import { faultSpec } from './fault-registry.js';
 import { KafkaPair, kafkaUnreachable } from './kafka-lane.js';
-import { FAULTS, isEffectd, isMcpPolicy, MCP_FAULTS, type BenchPolicy, type FaultName } from './names.js';
+import { FAULTS, isEffectd, isFault, isMcpPolicy, MCP_FAULTS, type BenchPolicy, type DesignFaultName, type FaultName } from './names.js';
 import { ProviderProxy } from './provider-proxy.js';
 import { failAtValues } from './saga-plans.js';
 import { workload as findWorkload } from './workloads.js';
 
 export interface MatrixOptions {
+  /** The cells to run, when a lane plans its own (LIMBO's cases); otherwise workloads × faults × policies × seeds. */
+  cells?: CellSpec[];
   workloads: string[];
   faults: FaultName[];
   policies: BenchPolicy[];
@@ -54,11 +57,16 @@ export interface MatrixRun {
 }
 
 /** What an effectd cell costs before one has been measured (ms): a SIGKILLed claim waits out its lease. */
-const EFFECTD_CELL_PRIOR_MS: Record<FaultName, number> = {
+const EFFECTD_CELL_PRIOR_MS: Record<DesignFaultName, number> = {
   'before-dispatch': 300, 'before-mutation': 800, 'after-mutation': 500, 'before-record': 2_700, cancel: 400, 'late-commit': 1_100,
   'crash-restart': 2_700, rebalance: 400, 'key-expired': 1_000, 'param-drift': 300, 'stored-failure': 1_500, 'retention-shorter-than-declared': 2_500, 'late-delivery': 5_000, none: 100,
 };
 const SAGA_PRIOR_FACTOR = 2.5;
+/** An effectd cell under one of LIMBO's faults, before one has been measured (ms). */
+const LIMBO_CELL_PRIOR_MS = 2_000;
+const priorOf = (fault: FaultName) => (isFault(fault) ? EFFECTD_CELL_PRIOR_MS[fault] : LIMBO_CELL_PRIOR_MS);
+/** Where a fault comes in the run's order: the design's first, in their order, then LIMBO's. */
+const faultOrder = (fault: FaultName) => (isFault(fault) ? FAULTS.indexOf(fault) : FAULTS.length);
 
 /**
  * The faults `effectd+redecide` runs in --quick: the reply is lost before or after the provider
@@ -77,11 +85,11 @@ export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 
       for (const name of options.workloads) {
         const found = findWorkload(name);
         // A fault that cannot reach any of the workload's intents has no cells there (docs/benchmark.md, "Faults").
-        if (found && !faultApplies(FAULT_SPECS[fault], found)) continue;
+        if (found && !faultApplies(faultSpec(fault), found)) continue;
         const plan = found?.saga;
         const failAts = plan ? failAtValues(plan) : [undefined];
         // Sampling rotates the refused step with the fault (and the seed), so 11 faults cover every step of a saga.
-        const chosen = plan && options.failAt === 'sample' ? [failAts[(FAULTS.indexOf(fault) + seed - 1) % failAts.length]] : failAts;
+        const chosen = plan && options.failAt === 'sample' ? [failAts[(faultOrder(fault) + seed - 1) % failAts.length]] : failAts;
         for (const failAt of chosen)
           for (const policy of options.policies) {
             // The re-deciding model is a model of per-step decisions: a saga is one decision (its start).
@@ -102,7 +110,7 @@ export function planCells(options: Pick<MatrixOptions, 'workloads' | 'faults' | 
  */
 export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
   const started = Date.now();
-  const cells = planCells(options);
+  const cells = options.cells ?? planCells(options);
   const effectdCells = cells.filter((c) => isEffectd(c.policy));
   const baselineCells = cells.filter((c) => !isEffectd(c.policy));
   const runTag = Date.now().toString(36).slice(-5);
@@ -117,7 +125,7 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
   const prior = (cell: CellSpec, kafka: boolean) => {
     if (!isEffectd(cell.policy)) return 400;
     if (kafka && cell.fault === 'rebalance') return KAFKA_REBALANCE_PRIOR_MS;
-    return EFFECTD_CELL_PRIOR_MS[cell.fault] * (findWorkload(cell.workload)?.saga ? SAGA_PRIOR_FACTOR : 1);
+    return priorOf(cell.fault) * (findWorkload(cell.workload)?.saga ? SAGA_PRIOR_FACTOR : 1);
   };
 
   const workDir = mkdtempSync(join(tmpdir(), 'effectd-bench-'));
@@ -166,14 +174,14 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
     const laneCount = Math.max(1, Math.min(options.httpLanes ?? 2, new Set(httpCells.map((c) => c.fault)).size));
     const httpQueues: CellSpec[][] = Array.from({ length: httpCells.length > 0 ? laneCount : 0 }, () => []);
     const load = httpQueues.map(() => 0);
-    const groups = FAULTS.map((fault) => httpCells.filter((c) => c.fault === fault)).filter((g) => g.length > 0)
+    const groups = [...new Set(httpCells.map((c) => c.fault))].map((fault) => httpCells.filter((c) => c.fault === fault))
       .sort((a, b) => b.reduce((s, c) => s + prior(c, false), 0) - a.reduce((s, c) => s + prior(c, false), 0));
     for (const group of groups) {
       const i = load.indexOf(Math.min(...load));
       httpQueues[i]!.push(...group);
       load[i]! += group.reduce((s, c) => s + prior(c, false), 0);
     }
-    for (const queue of httpQueues) queue.sort((a, b) => FAULTS.indexOf(a.fault) - FAULTS.indexOf(b.fault) || a.index - b.index);
+    for (const queue of httpQueues) queue.sort((a, b) => faultOrder(a.fault) - faultOrder(b.fault) || a.index - b.index);
     for (let i = 0; i < httpQueues.length; i++) {
       try {
         const lane = await openHttpLane(workDir, `http-${i + 1}`, options.ledgerUrl, log);
@@ -212,7 +220,7 @@ export async function runMatrix(options: MatrixOptions): Promise<MatrixRun> {
     };
     const laneWorker = async (lane: EffectdLane, queue: CellSpec[]) => {
       for (const cell of queue) {
-        const spec = FAULT_SPECS[cell.fault];
+        const spec = faultSpec(cell.fault);
         try {
           // Only the instances this cell needs are running, and they are up before its clock starts.
           if (lane.kind === 'kafka') {

@@ -1,3 +1,5 @@
+import type { LimboFaultName } from './limbo/limbo-names.js';
+
 /** The names used in flags and in results, fixed so runs stay comparable across versions (docs/design.md, "How we prove it"). */
 export const FAULTS = ['before-dispatch', 'before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'rebalance', 'key-expired', 'param-drift', 'stored-failure', 'retention-shorter-than-declared', 'late-delivery', 'none'] as const;
 export const POLICIES = ['blind', 'sdk-retry', 'native-or-never', 'effectd'] as const;
@@ -33,7 +35,10 @@ export const ALL_POLICIES = [...BENCH_POLICIES, ...MCP_POLICIES] as const;
  */
 export const MCP_FAULTS: readonly FaultName[] = ['before-mutation', 'after-mutation', 'before-record', 'cancel', 'late-commit', 'crash-restart', 'none'];
 
-export type FaultName = (typeof FAULTS)[number];
+/** The design's faults (docs/design.md): the default matrix runs them. */
+export type DesignFaultName = (typeof FAULTS)[number];
+/** Any cell's fault: the design's, or one of LIMBO's fault modes (only `--limbo` runs those). */
+export type FaultName = DesignFaultName | LimboFaultName;
 export type PolicyName = (typeof POLICIES)[number];
 export type BenchPolicy = (typeof ALL_POLICIES)[number];
 export type McpPolicyName = (typeof MCP_POLICIES)[number];
@@ -67,7 +72,7 @@ export function isMcpPolicy(policy: BenchPolicy): policy is McpPolicyName {
   return (MCP_POLICIES as readonly string[]).includes(policy);
 }
 
-export function isFault(name: string): name is FaultName {
+export function isFault(name: string): name is DesignFaultName {
   return (FAULTS as readonly string[]).includes(name);
 }
 

@@ -121,6 +121,7 @@ export class ScriptedAgent {
   private readonly callCounts = new Map<string, number>();
   private readonly driftIntents = new Set<string>();
   private readonly repeatIntents = new Set<string>();
+  private readonly redeliveries = new Map<string, () => void>();
   /** Intents whose `redecideRespelled` decision was made (once per intent, across restarts). */
   private readonly redecided = new Set<string>();
   private crashes = 0;
@@ -145,6 +146,15 @@ export class ScriptedAgent {
   /** retention-shorter-than-declared: on this intent's first `unknown`, a model that repairs at all repeats the same step. */
   repeatOnUnknown(intentId: string): void {
     this.repeatIntents.add(intentId);
+  }
+
+  /**
+   * duplicate-delivery: the intent's first call is delivered twice. Once it has answered (the model
+   * reads that answer), the very same call (step, arguments) is delivered again, as a queue
+   * redelivers a message whose handling it never saw acknowledged; its answer goes nowhere.
+   */
+  redeliver(intentId: string, delivered: () => void): void {
+    this.redeliveries.set(intentId, delivered);
   }
 
   /** The agent's process dies: calls in flight are cut; it comes back and resumes from its checkpoint. */
@@ -387,6 +397,14 @@ export class ScriptedAgent {
     this.latencies.push(performance.now() - started);
     const { observation } = raced;
     this.note(intent.id, 'observe', brief(observation));
+    const redelivered = this.redeliveries.get(intent.id);
+    if (redelivered) {
+      this.redeliveries.delete(intent.id);
+      this.note(intent.id, 'redelivered', `the same call (step ${journal.step}) is delivered again`);
+      const again = await this.policy.call(this.callFor(intent, journal, new AbortController().signal));
+      redelivered();
+      this.note(intent.id, 'redelivery answered', `${brief(again)} (the model never reads it)`);
+    }
     await this.hooks.afterCall?.(intent, callNumber, observation);
     return observation;
   }

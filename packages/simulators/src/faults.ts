@@ -7,6 +7,8 @@ const faultMatchSchema = z.strictObject({
   nth: z.number().int().positive().optional(),
   /** How many matching requests the rule applies to. */
   times: z.number().int().positive().default(1),
+  /** Only requests whose body contains this text (case-insensitive): one item of a batch, one recipient. */
+  bodyIncludes: z.string().min(1).optional(),
 });
 
 const faultActionSchema = z.discriminatedUnion('type', [
@@ -70,10 +72,10 @@ export class FaultBook {
     };
   }
 
-  pick(method: string, path: string): FaultAction | undefined {
+  pick(method: string, path: string, body = ''): FaultAction | undefined {
     let chosen: RuleState | undefined;
     for (const state of this.rules) {
-      if (!matches(state.rule, method, path)) continue;
+      if (!matches(state.rule, method, path, body)) continue;
       state.seen += 1;
       const { nth, times } = state.rule.match;
       if (chosen === undefined && state.seen >= (nth ?? 1) && state.fired < times) chosen = state;
@@ -84,8 +86,9 @@ export class FaultBook {
   }
 }
 
-function matches(rule: FaultRule, method: string, path: string): boolean {
-  const { method: wantMethod, pathPrefix } = rule.match;
+function matches(rule: FaultRule, method: string, path: string, body: string): boolean {
+  const { method: wantMethod, pathPrefix, bodyIncludes } = rule.match;
   if (wantMethod !== undefined && wantMethod.toUpperCase() !== method.toUpperCase()) return false;
+  if (bodyIncludes !== undefined && !body.toLowerCase().includes(bodyIncludes.toLowerCase())) return false;
   return pathPrefix === undefined || path.startsWith(pathPrefix);
 }

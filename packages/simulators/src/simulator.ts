@@ -81,7 +81,7 @@ export class Simulator implements AdminTarget {
       bodyDigest: raw.length === 0 ? null : sha256Hex(raw),
       fault: null,
     });
-    const action = this.faults.pick(method, url.pathname);
+    const action = this.faults.pick(method, url.pathname, raw.toString('utf8'));
     entry.fault = action?.type ?? null;
     const out = new Outlet(res, entry);
     try {

@@ -83,6 +83,14 @@ describe('simulator fault injection (on payments)', () => {
     expect(stats).toEqual([{ seen: 4, fired: 2 }]);
   });
 
+  it('bodyIncludes aims a rule at the request whose body names one item of a batch (case-insensitively)', async () => {
+    await sim.faults([{ match: { method: 'POST', pathPrefix: '/v1/charges', bodyIncludes: 'EFF-TWO' }, action: { type: 'drop-before-mutation' } }]);
+    expect((await sim.post('/v1/charges', { ...charge, metadata: { effect_ref: 'eff-one' } }, { key: 'k-one' })).status).toBe(200);
+    await expect(sim.post('/v1/charges', { ...charge, metadata: { effect_ref: 'eff-two' } }, { key: 'k-two' })).rejects.toThrow();
+    expect((await sim.post('/v1/charges', { ...charge, metadata: { effect_ref: 'eff-two' } }, { key: 'k-two' })).status).toBe(200);
+    expect((await sim.requests()).map((r: { fault: string | null }) => r.fault)).toEqual([null, 'drop-before-mutation', null]);
+  });
+
   it('applies a rule once by default and only to its method and path prefix', async () => {
     await sim.faults([{ match: { method: 'POST', pathPrefix: '/v1/refunds' }, action: { type: 'status', status: 500 } }]);
     const created = await sim.post('/v1/charges', charge);
