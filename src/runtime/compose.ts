@@ -161,7 +161,7 @@ export function compose(settings: AppSettings, adapters: Adapters): EffectdApp {
   // The read side takes this instance's own appends as they are made, not read back and decoded,
   // with the effects' states the store folded (not folded again).
   shell.core.store.onAppended((stream, events, after) => openEffects.appended(stream, after.revision - events.length + 1, events, after));
-  // What this instance writes may open an effect or a saga: slowed loops come back at once.
+  // What this instance writes may open an effect or a saga: slowed loops come back to their tick.
   shell.core.store.onAppended(() => {
     openEffects.wake();
     reconcilerWorker.wake();

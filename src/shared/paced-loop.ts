@@ -8,7 +8,7 @@ export interface Pace {
  * A background pass run over and over (catching the read side up, stepping due effects, resuming
  * sagas). While a pass finds work the next one comes `everyMs` later; each pass that finds none
  * doubles the wait, up to `idleMs`; `wake()` (this instance just wrote) brings a slowed loop back
- * at once. An idle instance so polls its ledger a few times a second instead of fifteen: measured
+ * to `everyMs`. An idle instance so polls its ledger a few times a second instead of fifteen: measured
  * with PostgreSQL, 10 → 2 ms of CPU a second over HTTP and 22 → 9 with the Kafka ingress
  * (docs/benchmark.md). What another instance wrote is seen at most `idleMs` late.
  */
@@ -29,14 +29,16 @@ export class PacedLoop {
     else this.schedule(firstInMs);
   }
 
-  /** Work may have arrived: a loop that slowed down runs its next pass now. */
+  /**
+   * Work may have arrived: a loop that slowed down runs its next pass `everyMs` from now, as a busy
+   * one would (not at once: what woke it, such as a saga run inline, is still at work).
+   */
   wake(): void {
     if (this.waitMs === this.pace.everyMs) return;
     this.waitMs = this.pace.everyMs;
     if (this.timer === undefined || this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = undefined;
-    this.run();
+    this.schedule(this.pace.everyMs);
   }
 
   /** Waits for a running pass; no pass starts after this. */
