@@ -54,7 +54,8 @@ export function hostPickingClient(target: PostgresHosts): typeof pg.Client {
     for (let i = 0; i < target.hosts.length; i++) {
       const index = (preferred + i) % target.hosts.length;
       const candidate = target.hosts[index]!;
-      const probe = new pg.Client({ ...config, host: candidate.host, port: candidate.port, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS });
+      // Not `config` itself: its connectionString (the first host) would win over host and port.
+      const probe = new pg.Client({ ...config, connectionString: undefined, host: candidate.host, port: candidate.port, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS });
       probe.on('error', () => {});
       try {
         await probe.connect();
@@ -84,7 +85,8 @@ export function hostPickingClient(target: PostgresHosts): typeof pg.Client {
     override connect(): Promise<pg.Client>;
     override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
     override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | void {
-      const connected = pick(this.config).then(({ host, port }) => {
+      const params = (this as unknown as { connectionParameters: pg.ClientConfig }).connectionParameters;
+      const connected = pick({ ...this.config, user: params.user, password: params.password, database: params.database, ssl: params.ssl }).then(({ host, port }) => {
         const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
         self.host = host;
         self.port = port;
