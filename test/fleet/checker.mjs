@@ -74,8 +74,19 @@ export function check({ history, charges, ledger, faults, healAt, endAt }) {
   const windows = faults.map((f) => {
     const inWindow = history.filter((h) => h.type === 'answer' && h.t >= f.startAt && h.t <= (f.healAt ?? endAt));
     const bad = inWindow.filter((h) => h.status === 'unknown');
-    const okTimes = inWindow.filter((h) => h.status === 'done').map((h) => h.t);
-    return { fault: f.label, from: f.startAt, to: f.healAt ?? endAt, answers: inWindow.length, notFinal: bad.length, done: okTimes.length };
+    const door = (d) => {
+      const mine = inWindow.filter((h) => h.door === d);
+      const done = mine.filter((h) => h.status === 'done').map((h) => h.t);
+      // the longest stretch of the window with no done answer on this door
+      let gap = 0;
+      let prev = f.startAt;
+      for (const t of [...done, f.healAt ?? endAt]) {
+        gap = Math.max(gap, t - prev);
+        prev = t;
+      }
+      return { answers: mine.length, done: done.length, longestGapMs: gap };
+    };
+    return { fault: f.label, from: f.startAt, to: f.healAt ?? endAt, answers: inWindow.length, notFinal: bad.length, done: inWindow.filter((h) => h.status === 'done').length, http: door('http'), kafka: door('kafka') };
   });
   const byKind = {};
   for (const a of anomalies) byKind[a.kind] = (byKind[a.kind] ?? 0) + 1;

@@ -167,7 +167,8 @@ try {
   console.log(`provider:   ${result.provider.charges} charges for ${result.provider.invoices} invoices`);
   console.log(`ledger:     ${Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join(', ') || 'not reachable'}`);
   console.log(`faults:     ${result.faults}`);
-  for (const w of result.windows) console.log(`  ${w.fault.padEnd(26)} ${(w.from / 1000).toFixed(1)}–${(w.to / 1000).toFixed(1)} s: ${w.answers} answers, ${w.done} done, ${w.notFinal} not final`);
+  console.log('unavailability per fault (longest stretch of the fault with no done answer, per door):');
+  for (const w of result.windows) console.log(`  ${w.fault.padEnd(24)} ${(w.from / 1000).toFixed(1).padStart(6)}–${(w.to / 1000).toFixed(1).padEnd(6)} s: ${String(w.answers).padStart(4)} answers, ${String(w.done).padStart(4)} done, ${String(w.notFinal).padStart(3)} not final; http ${(w.http.longestGapMs / 1000).toFixed(1)} s, kafka ${(w.kafka.longestGapMs / 1000).toFixed(1)} s`);
   console.log(`settled:    last final answer ${(result.settleAfterHealMs / 1000).toFixed(1)} s after the last heal`);
   console.log(`anomalies:  ${Object.keys(result.anomaliesByKind).length ? Object.entries(result.anomaliesByKind).map(([k, v]) => `${k}: ${v}`).join(', ') : 'none'}`);
   for (const a of result.anomalies.slice(0, 15)) console.log(`  ${JSON.stringify(a)}`);
