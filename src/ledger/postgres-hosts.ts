@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { EffectdError } from '../core/errors.js';
 
 /**
  * libpq's multi-host connection strings for node-postgres, which has none of its own:
@@ -29,7 +30,7 @@ export function parsePostgresHosts(url: string): PostgresHosts | undefined {
   });
   const query = new URLSearchParams(rest.includes('?') ? rest.slice(rest.indexOf('?') + 1).replace(/#.*$/, '') : '');
   const attrs = query.get('target_session_attrs') ?? 'any';
-  if (attrs !== 'any' && attrs !== 'read-write') throw new Error(`target_session_attrs=${attrs} is not supported (any or read-write)`);
+  if (attrs !== 'any' && attrs !== 'read-write') throw new EffectdError('invalid_config', `target_session_attrs=${attrs} is not supported (any or read-write)`);
   if (hosts.length <= 1 && attrs === 'any') return undefined;
   query.delete('target_session_attrs');
   const path = rest.includes('?') ? rest.slice(0, rest.indexOf('?')) : rest;
@@ -74,7 +75,7 @@ export function hostPickingClient(target: PostgresHosts): typeof pg.Client {
         void probe.end().catch(() => {});
       }
     }
-    throw new Error(`no PostgreSQL host takes ${target.targetSessionAttrs === 'read-write' ? 'writes' : 'connections'} (${reasons.join('; ')})`);
+    throw new EffectdError('unavailable', `no PostgreSQL host takes ${target.targetSessionAttrs === 'read-write' ? 'writes' : 'connections'} (${reasons.join('; ')})`, { retryAfterMs: 1_000 });
   }
   class HostPickingClient extends pg.Client {
     private readonly config: pg.ClientConfig;

@@ -87,10 +87,10 @@ async function runCommand(tenant, door, op) {
   }
 }
 
-async function worker(tenant, index) {
+/** A worker keeps to one door, so that a fault on one door does not stall the other's load. */
+async function worker(tenant, index, door) {
   let n = 0;
   while (Date.now() < submitUntil) {
-    const door = random() < cfg.kafkaShare ? 'kafka' : 'http';
     const wf = `wf-${cfg.seed}-${tenant}-${index}-${n++}`;
     const repeatAt = random() < 0.2 ? 3 : 0;
     for (let step = 1; step <= 3 && Date.now() < submitUntil; step++) {
@@ -104,7 +104,10 @@ async function worker(tenant, index) {
 }
 
 const workers = [];
-for (const tenant of Object.keys(cfg.tokens)) for (let i = 0; i < cfg.workersPerTenant; i++) workers.push(worker(tenant, i));
+for (const tenant of Object.keys(cfg.tokens)) {
+  for (let i = 0; i < cfg.workersPerTenant; i++) workers.push(worker(tenant, i, 'http'));
+  for (let i = 0; i < cfg.kafkaWorkersPerTenant; i++) workers.push(worker(tenant, cfg.workersPerTenant + i, 'kafka'));
+}
 await Promise.all(workers);
 flush();
 for (const c of Object.values(kafkaClients)) await (await c)?.close?.().catch(() => {});
