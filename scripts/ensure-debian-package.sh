@@ -10,7 +10,8 @@ PACKAGE=$1
 BINARY=$2
 shift 2
 # chromium's wrapper script chatters on stderr; prometheus prints its version there.
-version() { local v; v=$("$BINARY" --version 2>/dev/null | head -n1); [ -n "$v" ] || v=$(version); echo "$v"; }
+# (A binary that prints nothing on either stream, such as ping for --version, is "version unknown".)
+version() { local v; v=$("$BINARY" --version 2>/dev/null | head -n1); [ -n "$v" ] || v=$("$BINARY" --version 2>&1 | head -n1); echo "${v:-version unknown}"; }
 if [ -x "$BINARY" ]; then
   echo "[$PACKAGE] $(version) at $BINARY"
   exit 0

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { hostPickingClient, parsePostgresHosts } from './postgres-hosts.js';
 import type { LedgerEvent } from '../core/events.js';
 import type { StoredEncoding } from './postgres-encoding.js';
 import { effectIdKey, type BodyCompression } from './postgres-body.js';
@@ -84,7 +85,11 @@ export class PostgresLedger implements Ledger {
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
     const schema = options.schema ?? 'effectd';
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new EffectdError('invalid_config', `invalid PostgreSQL schema name "${schema}"`);
-    const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    // node-postgres reads one host; a libpq multi-host URL (a primary and its standbys) picks per connection.
+    const hosts = parsePostgresHosts(options.connectionString);
+    const pool = hosts
+      ? new pg.Pool({ connectionString: hosts.connectionString, max: options.poolSize ?? 10, Client: hostPickingClient(hosts) })
+      : new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
     pool.on('error', () => {
       /* an idle client lost its connection; the pool replaces it on next use */
     });

@@ -1,0 +1,185 @@
+// npm run fleet -- --seed N --minutes M
+// Builds the fleet (a host per process: PostgreSQL primary + standby, three KRaft brokers, the
+// payments simulator, three effectd instances, the agents), plays the seeded nemesis schedule
+// while the agents run, heals, lets the agents resubmit until the settle period ends, checks the
+// history against the provider's oracle and the ledger, prints the summary and the verdict, and
+// tears everything down (also on failure or Ctrl-C). docs/fleet.md says more.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import kafkajs from 'kafkajs';
+import * as net from './net.mjs';
+import * as svc from './services.mjs';
+import { schedule } from './nemesis.mjs';
+import { check } from './checker.mjs';
+
+const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, minutes: { type: 'string', default: '3' }, cleanup: { type: 'boolean' }, keep: { type: 'boolean' } } });
+if (values.cleanup) {
+  net.destroyAll((m) => console.log(`[fleet] ${m}`));
+  process.exit(0);
+}
+const seed = Number(values.seed);
+const minutes = Number(values.minutes);
+const runId = `run-${seed}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+const runDir = join(svc.REPO, '.data', 'fleet', runId);
+mkdirSync(join(runDir, 'logs'), { recursive: true });
+const eventsFile = join(runDir, 'nemesis.jsonl');
+let t0 = Date.now();
+const since = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
+const log = (m) => console.log(`[fleet ${since()}s] ${m}`);
+const faultLog = (entry) => {
+  writeFileSync(eventsFile, `${JSON.stringify({ t: Date.now() - t0, ...entry })}\n`, { flag: 'a' });
+  log(`${entry.action.padEnd(5)} ${entry.label}${entry.note ? ` — ${entry.note}` : ''}`);
+};
+
+let tornDown = false;
+function teardown() {
+  if (tornDown) return;
+  tornDown = true;
+  net.destroyAll((m) => log(m));
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => { log(`${sig}: tearing down`); teardown(); process.exit(130); });
+process.on('exit', teardown);
+
+const H = {
+  pg1: net.host('pg1', 11), pg2: net.host('pg2', 12),
+  k1: net.host('k1', 21), k2: net.host('k2', 22), k3: net.host('k3', 23),
+  e1: net.host('e1', 31), e2: net.host('e2', 32), e3: net.host('e3', 33),
+  sim: net.host('sim', 40), agent: net.host('agent', 50),
+};
+
+try {
+  net.destroyAll((m) => log(`leftover: ${m}`));
+  log(`seed ${seed}, ${minutes} min, run dir ${runDir}`);
+  net.createBridge();
+  for (const h of Object.values(H)) net.createHost(h);
+  log(`hosts: ${Object.values(H).map((h) => `${h.name}=${h.ip}`).join(' ')}`);
+
+  const kafkaP = svc.startKafka(runDir, [H.k1, H.k2, H.k3]);
+  const pg1 = await svc.startPgPrimary(runDir, H.pg1);
+  const pg2 = await svc.startPgStandby(runDir, H.pg2, pg1);
+  log('PostgreSQL primary pg1 + streaming standby pg2 up');
+  const sim = await svc.startSimulator(runDir, H.sim);
+  const kafka = await kafkaP;
+  await svc.createTopics(kafkajs, kafka.bootstrap);
+  log(`Kafka: 3 KRaft brokers, topics RF 3, min.insync.replicas 2 (${kafka.bootstrap.join(',')})`);
+
+  const tokens = Object.fromEntries(['t1', 't2', 't3'].map((t) => [t, `efd_agent_${t}_${randomBytes(16).toString('hex')}`]));
+  const operatorToken = `efd_operator_${randomBytes(16).toString('hex')}`;
+  const credFile = join(runDir, 'credentials.json');
+  writeFileSync(credFile, JSON.stringify({ credentials: [...Object.entries(tokens).map(([tenant, token]) => ({ token, role: 'agent', tenant, name: `agent-${tenant}` })), { token: operatorToken, role: 'operator', tenant: '*', name: 'fleet-operator' }] }), { mode: 0o600 });
+  const toolTimeoutMs = 3_000;
+  const config = svc.writeEffectdConfig(runDir, sim.url, toolTimeoutMs);
+  const ledgerUrl = `postgres://effectd:effectd@${H.pg1.ip}:5432,${H.pg2.ip}:5432/effectd?target_session_attrs=read-write`;
+  const env = { EFFECTD_SECRET: randomBytes(32).toString('hex'), EFFECTD_CREDENTIALS: credFile };
+  const effectd = {};
+  for (const name of ['e1', 'e2', 'e3']) effectd[name] = await svc.startEffectd(runDir, H[name], { ledgerUrl, bootstrap: kafka.bootstrap, config, env });
+  await Promise.all(Object.values(effectd).map((e) => e.ready));
+  log(`effectd e1 e2 e3 ready (ledger ${ledgerUrl})`);
+
+  // ---------------------------------------------------------------- the run
+  const totalMs = minutes * 60_000;
+  const settleMs = Math.min(60_000, Math.max(30_000, totalMs * 0.25));
+  const submitMs = totalMs - settleMs;
+  const plan = schedule(seed, { startMs: 15_000, endMs: submitMs - 5_000, holdMs: 20_000, gapMs: 10_000 });
+  console.log(`\nschedule (seed ${seed}): load ${submitMs / 1000} s, then heal and settle ${settleMs / 1000} s`);
+  for (const f of plan) console.log(`  t+${String(f.at / 1000).padStart(4)}s  ${f.label.padEnd(26)} held ${f.holdMs / 1000} s`);
+  console.log('');
+
+  t0 = Date.now();
+  const historyFile = join(runDir, 'history.jsonl');
+  const agent = svc.startProc(runDir, H.agent, 'agent', process.execPath, [join(svc.REPO, 'test/fleet/agent.mjs')], {
+    cwd: svc.REPO,
+    env: { ...process.env, FLEET_AGENT: JSON.stringify({ t0, seed, submitMs, settleMs, historyFile, tokens, effectd: Object.values(effectd).map((e) => e.url), bootstrap: kafka.bootstrap, workersPerTenant: 2, kafkaWorkersPerTenant: 1, httpTimeoutMs: 8_000, kafkaTimeoutMs: 10_000 }) },
+  });
+  log(`agents started (3 tenants × (2 HTTP + 1 Kafka) workers; history ${historyFile})`);
+
+  const faults = [];
+  let primary = pg1;
+  for (const f of plan) {
+    const wait = f.at - (Date.now() - t0);
+    if (wait > 0) await sleep(wait);
+    const entry = { label: f.label, startAt: Date.now() - t0 };
+    faults.push(entry);
+    if (f.kind === 'partition-ledger') {
+      net.partition(H[f.target], H.pg1);
+      net.partition(H[f.target], H.pg2);
+      faultLog({ action: 'fault', label: f.label, note: `${f.target} cut from pg1 and pg2` });
+      await sleep(f.holdMs);
+      net.heal(H[f.target], H.pg1);
+      net.heal(H[f.target], H.pg2);
+    } else if (f.kind === 'pause-effectd') {
+      effectd[f.target].proc.signal('SIGSTOP');
+      faultLog({ action: 'fault', label: f.label, note: `SIGSTOP ${f.target} (pid ${effectd[f.target].proc.pid}); lease = tool timeout ${toolTimeoutMs} ms + margin` });
+      await sleep(f.holdMs);
+      effectd[f.target].proc.signal('SIGCONT');
+    } else if (f.kind === 'kill-broker') {
+      const b = kafka.brokers.find((x) => x.name === f.target);
+      b.proc.signal('SIGKILL');
+      faultLog({ action: 'fault', label: f.label, note: `SIGKILL broker ${f.target} (pid ${b.proc.pid})` });
+      await sleep(f.holdMs);
+      svc.startBroker(runDir, b, kafka.lib, kafka.heap);
+    } else if (f.kind === 'pg-failover') {
+      primary.proc.signal('SIGKILL');
+      faultLog({ action: 'fault', label: f.label, note: `SIGKILL PostgreSQL primary pg1 (pid ${primary.proc.pid}); promoting pg2` });
+      svc.promote(pg2);
+      primary = pg2;
+      log('pg2 promoted');
+      await sleep(f.holdMs);
+    }
+    entry.healAt = Date.now() - t0;
+    faultLog({ action: 'heal', label: f.label });
+  }
+  const healAt = Date.now() - t0;
+  log('every fault healed; agents keep resubmitting until the settle period ends');
+  await agent.exited;
+  const endAt = Date.now() - t0;
+  log('agents finished');
+
+  // ---------------------------------------------------------------- check
+  const oracle = await (await fetch(`${sim.url}/_oracle/state`)).json();
+  const open = [];
+  const summary = {};
+  // effectd's own view of what is still open (the oracle and the history are the ground truth; this is the ledger's word)
+  for (const state of ['dispatching', 'unknown', 'escalated', 'terminal_failure']) {
+    for (const e of Object.values(effectd)) {
+      try {
+        const res = await fetch(`${e.url}/v1/effects?state=${state}&limit=1000`, { headers: { authorization: `Bearer ${operatorToken}` }, signal: AbortSignal.timeout(10_000) });
+        if (!res.ok) continue;
+        const body = await res.json();
+        const items = body.effects ?? body.items ?? [];
+        summary[state] = items.length;
+        for (const i of items) open.push({ effectId: i.effectId, state, workflowId: i.workflowId, step: i.step });
+        break;
+      } catch {
+        /* next instance */
+      }
+    }
+  }
+  const history = readFileSync(historyFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const result = check({ history, charges: oracle.charges ?? [], ledger: { open, summary }, faults, healAt, endAt });
+  writeFileSync(join(runDir, 'result.json'), JSON.stringify(result, null, 2));
+
+  console.log(`\n==================== fleet run, seed ${seed}, ${minutes} min ====================`);
+  console.log(`operations: ${result.operations.commands} commands, ${result.operations.invokes} submissions, ${result.operations.answers} answers, ${result.operations.finals} final`);
+  console.log(`answers:    ${Object.entries(result.operations.statusCount).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  console.log(`provider:   ${result.provider.charges} charges for ${result.provider.invoices} invoices`);
+  console.log(`ledger:     open effects after the settle period: ${Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join(', ') || 'not reachable'}`);
+  console.log(`faults:     ${result.faults}`);
+  console.log('unavailability per fault (longest stretch of the fault with no done answer, per door):');
+  for (const w of result.windows) console.log(`  ${w.fault.padEnd(24)} ${(w.from / 1000).toFixed(1).padStart(6)}–${(w.to / 1000).toFixed(1).padEnd(6)} s: ${String(w.answers).padStart(4)} answers, ${String(w.done).padStart(4)} done, ${String(w.notFinal).padStart(3)} not final; http ${(w.http.longestGapMs / 1000).toFixed(1)} s, kafka ${(w.kafka.longestGapMs / 1000).toFixed(1)} s`);
+  console.log(`settled:    last final answer ${(result.settleAfterHealMs / 1000).toFixed(1)} s after the last heal`);
+  console.log(`anomalies:  ${Object.keys(result.anomaliesByKind).length ? Object.entries(result.anomaliesByKind).map(([k, v]) => `${k}: ${v}`).join(', ') : 'none'}`);
+  for (const a of result.anomalies.slice(0, 15)) console.log(`  ${JSON.stringify(a)}`);
+  console.log(`history, schedule, logs: ${runDir}`);
+  console.log(`\nverdict: ${result.valid ? 'VALID (no anomaly)' : 'INVALID'}`);
+  teardown();
+  process.exit(result.valid ? 0 : 1);
+} catch (error) {
+  console.error(`[fleet] FAILED: ${error?.stack ?? error}`);
+  console.error(`logs: ${runDir}/logs`);
+  teardown();
+  process.exit(2);
+}
