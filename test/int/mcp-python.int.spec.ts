@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCaptured } from '../support/run-captured.js';
 import type { RunningSimulator } from '../../packages/simulators/src/server.js';
 import { getJson, postJson, startEffectd, startPayments, tempDir, waitFor, writeToolsConfig, type InProcessEffectd } from '../support/effectd-harness.js';
 
@@ -18,24 +18,7 @@ const venv = process.env.EFFECTD_MCP_PY_VENV ?? join(homedir(), '.cache', 'effec
 const python = join(venv, 'bin', 'python');
 const script = resolve('test/support/mcp_client.py');
 
-function run(command: string, args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      done({ status: null, stdout, stderr: `${stderr}${error.message}` });
-    });
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      done({ status, stdout, stderr });
-    });
-  });
-}
+const run = (command: string, args: string[], timeoutMs: number) => runCaptured(command, args, { timeoutMs });
 
 /** The virtualenv with mcp==2.3.0, made once and reused (undefined: ready; a string: why not). */
 async function ensureVenv(): Promise<string | undefined> {

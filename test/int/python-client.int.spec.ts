@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCaptured } from '../support/run-captured.js';
 
 /**
  * The Python client (clients/python, `effectd-client`, import `effectd`): its pytest suite against
@@ -19,24 +19,7 @@ const root = resolve('.');
 const clientDir = join(root, 'clients', 'python');
 const requirements = join(clientDir, 'requirements-test.txt');
 
-function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      done({ status: null, stdout, stderr: `${stderr}${error.message}` });
-    });
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      done({ status, stdout, stderr });
-    });
-  });
-}
+const run = runCaptured;
 
 const tail = (text: string) => text.trim().split('\n').slice(-3).join(' ');
 
