@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { AgentOutcome } from '../core/agent-outcome.js';
+import { statusesAccepting } from '../core/effect-lifecycle.js';
 import type { EffectStatus } from '../core/effect-status.js';
 import { outcomeResult } from './results.js';
 
@@ -139,8 +140,8 @@ export function createTaskResult(task: DetailedTask & { status: 'working' }, tod
   return { content: today.content, structuredContent: today.structuredContent, resultType: 'task', ...task } as unknown as CallToolResult;
 }
 
-/** Statuses in which nothing was ever sent: the only ones where a cancel is honoured (the lifecycle table's EffectWithdrawn). */
-const NEVER_SENT: ReadonlySet<EffectStatus> = new Set(['declared', 'held']);
+/** Statuses in which nothing was ever sent: those whose lifecycle row accepts EffectWithdrawn, the only ones where a cancel is honoured. */
+const NEVER_SENT: ReadonlySet<EffectStatus> = new Set(statusesAccepting('EffectWithdrawn'));
 
 /** A cancel may be honoured: nothing was sent for the effect (the gateway's withdraw decides it on the ledger). */
 export function withdrawable(outcome: Pick<AgentOutcome, 'state' | 'status'>): boolean {
