@@ -1,12 +1,19 @@
 // The host layer of the fleet: one network namespace per host, a veth into one bridge, an address
 // 10.77.0.<octet>/24 each; the harness itself sits on the bridge as 10.77.0.1 (the control host).
+// EFFECTD_FLEET_NET=<n> (1–250) builds fleet n instead — bridge efleet<n>, namespaces efl<n>-*, 10.77.<n>.0/24 —
+// so that two fleets (a run and a scale-out measurement) can exist side by side.
 // Partitions are iptables DROP rules inside the two hosts' own namespaces, so deleting a namespace
 // deletes its rules: nothing of the fleet is left in the machine's own tables.
 import { execFileSync, spawn } from 'node:child_process';
 
-export const BRIDGE = 'efleet0';
-export const NS_PREFIX = 'efl-';
-export const SUBNET = '10.77.0';
+const NET = Number(process.env.EFFECTD_FLEET_NET ?? 0);
+if (!Number.isInteger(NET) || NET < 0 || NET > 250) throw new Error(`EFFECTD_FLEET_NET must be an integer 0–250, not ${process.env.EFFECTD_FLEET_NET}`);
+export const BRIDGE = `efleet${NET}`;
+export const NS_PREFIX = NET === 0 ? 'efl-' : `efl${NET}-`;
+export const SUBNET = `10.77.${NET}`;
+/** The fleet's addresses, for pg_hba.conf and the like. */
+export const CIDR = `${SUBNET}.0/24`;
+const VETH = NET === 0 ? 'efl' : `efl${NET}x`;
 export const CONTROL_IP = `${SUBNET}.1`;
 
 export function sh(cmd, args, options = {}) {
@@ -32,8 +39,8 @@ export function createBridge() {
 }
 
 export function createHost(h) {
-  const outside = `efl${h.octet}h`;
-  const inside = `efl${h.octet}n`;
+  const outside = `${VETH}${h.octet}h`;
+  const inside = `${VETH}${h.octet}n`;
   sh('ip', ['netns', 'add', h.ns]);
   sh('ip', ['link', 'add', outside, 'type', 'veth', 'peer', 'name', inside]);
   sh('ip', ['link', 'set', inside, 'netns', h.ns]);
@@ -99,7 +106,7 @@ export function destroyAll(log = () => {}) {
   }
   for (const line of quiet('ip', ['-o', 'link', 'show']).split('\n')) {
     const name = /^\d+: ([^:@]+)/.exec(line)?.[1];
-    if (name && /^efl\d+h$/.test(name)) quiet('ip', ['link', 'del', name]);
+    if (name && name.startsWith(VETH) && /^\d+h$/.test(name.slice(VETH.length))) quiet('ip', ['link', 'del', name]);
   }
   if (quiet('ip', ['link', 'show', BRIDGE])) {
     quiet('ip', ['link', 'del', BRIDGE]);

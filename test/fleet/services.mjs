@@ -4,7 +4,7 @@
 import { chmodSync, cpSync, createWriteStream, existsSync, mkdirSync, readdirSync, appendFileSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { execIn, sh, spawnIn } from './net.mjs';
+import { CIDR, execIn, sh, spawnIn } from './net.mjs';
 
 export const REPO = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const PG_BIN = process.env.EFFECTD_FLEET_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -85,7 +85,7 @@ export async function startPgPrimary(runDir, h) {
   chmodSync(dir, 0o700);
   sh(AS_POSTGRES[0], [...AS_POSTGRES.slice(1), join(PG_BIN, 'initdb'), '-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8'], { cwd: '/' });
   pgConf(dir, h);
-  appendFileSync(join(dir, 'pg_hba.conf'), '\nhost all all 10.77.0.0/24 trust\nhost replication all 10.77.0.0/24 trust\n');
+  appendFileSync(join(dir, 'pg_hba.conf'), `\nhost all all ${CIDR} trust\nhost replication all ${CIDR} trust\n`);
   const proc = startProc(runDir, h, h.name, AS_POSTGRES[0], [...AS_POSTGRES.slice(1), join(PG_BIN, 'postgres'), '-D', dir], { cwd: '/' });
   await waitUntil(`PostgreSQL on ${h.ip}`, () => psql(h, 'postgres', 'SELECT 1') === '1', 60_000);
   psql(h, 'postgres', "CREATE ROLE effectd LOGIN PASSWORD 'effectd'");
