@@ -176,9 +176,11 @@ try {
   try {
     ledgerEvents = await readLedger(ledgerUrl, runDir);
     log(`ledger: ${ledgerEvents.length} events read from the primary that takes writes`);
+    writeFileSync(join(runDir, 'ledger.jsonl'), ledgerEvents.map((e) => JSON.stringify(e)).join('\n'));
   } catch (error) {
     log(`ledger: not readable (${error?.message ?? error}); its anomalies are not checked`);
   }
+  writeFileSync(join(runDir, 'oracle.json'), JSON.stringify({ payments: oracle, ...sagaOracles }));
   const history = readFileSync(historyFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const result = check({ history, charges: oracle.charges ?? [], refunds: oracle.refunds ?? [], sagaOracles, ledger: { open, summary, events: ledgerEvents }, faults, healAt, endAt });
   writeFileSync(join(runDir, 'result.json'), JSON.stringify(result, null, 2));
