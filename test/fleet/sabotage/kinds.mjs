@@ -17,6 +17,15 @@ export const SABOTAGE = {
     replace: "if (result.kind !== 'found')\n        return { ...base, asked: result.asked, seen: result.seen, verdict: 'not_committed' };",
     expect: 'not-done-with-provider / duplicate-effect: a charge the provider made, answered not_done (and a new step charges again)',
   },
+  // src/core/effect-state.ts effectStatus(): a claim is live until its lease runs out. Broken: the
+  // lease is ignored (a claim counts as lapsed from the moment it is taken), so another instance
+  // reconciles — and claims again — an effect whose dispatch is still in flight.
+  'lease-ignored': {
+    file: 'dist/src/core/effect-state.js',
+    find: 'if (attempt && now >= attempt.started.leaseUntil)\n            return \'unknown\';',
+    replace: 'if (attempt && now >= attempt.started.at)\n            return \'unknown\';',
+    expect: 'two-live-claims: a second instance claims an effect while the first one\'s claim is live',
+  },
 };
 
 /** The rewritten source, or an Error saying why the sabotage cannot apply (unknown kind, pattern not found once). */
