@@ -23,6 +23,13 @@ describe('the fleet sabotage hook (a deliberately broken build, harness only)', 
     expect(checkOnDisk(KIND)).toBeUndefined();
   });
 
+  it.each(Object.keys(SABOTAGE))('%s: its line is in the current dist/ once, and one line changes', (kind) => {
+    const source = readFileSync(join(REPO, SABOTAGE[kind].file), 'utf8');
+    const out = sabotaged(kind, source);
+    expect(checkOnDisk(kind)).toBeUndefined();
+    expect(out.split('\n').filter((l: string, i: number) => l !== source.split('\n')[i])).toHaveLength(1);
+  });
+
   it('refuses when the pattern is gone (dist/ rebuilt from changed code), or a kind is unknown', () => {
     const changed = readFileSync(file, 'utf8').replace("verdict: 'pending' }", "verdict: 'pending', why: 'changed' }");
     expect(sabotaged(KIND, changed)).toBeInstanceOf(Error);
