@@ -97,13 +97,67 @@ async function worker(tenant, index, door) {
       const repeat = step === repeatAt;
       const invoiceStep = repeat ? step - 1 : step;
       const op = { wf, step, invoiceId: `${tenant}.${wf}.s${invoiceStep}`, amount: `${10 + invoiceStep}.00 USD`, repeat };
-      const answer = await runCommand(tenant, door, op);
+      let answer = await runCommand(tenant, door, op);
+      // not_done means it did not happen: the agent decides again, as a NEW step with the same
+      // intent (the content index offers one only after a proof of absence). One charge is meant.
+      if (answer.status === 'not_done') answer = await runCommand(tenant, door, { ...op, step: 10 + step, retryOf: step });
       if (answer.status !== 'done') break;
     }
   }
 }
 
+// ---------------------------------------------------------------- sagas
+// trip-booking: hold a flight, book a hotel, charge the card (compensable), email the itinerary
+// (irreversible). One trip in four goes to an address the email provider refuses (422): a proven
+// failure of the irreversible step, so the three committed steps are compensated in reverse order.
+// The start is resubmitted — the same workflowId and input — while the saga is not finished, as
+// docs/sagas.md says (idempotent on the workflowId).
+const SAGA_FINAL = new Set(['completed', 'compensated', 'compensation_failed']);
+async function startSagaHttp(tenant, body) {
+  const url = cfg.effectd[rr++ % cfg.effectd.length];
+  try {
+    const res = await fetch(`${url}/v1/sagas`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.tokens[tenant]}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(cfg.httpTimeoutMs * 2),
+    });
+    const text = await res.text();
+    let view = {};
+    try {
+      view = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    if (res.ok) return { via: url, http: res.status, sagaStatus: view.status, status: view.status === 'completed' ? 'done' : view.status === 'compensated' ? 'not_done' : SAGA_FINAL.has(view.status) ? 'refused' : 'unknown', why: view.why, steps: (view.steps ?? []).map((s) => ({ name: s.name, state: s.state, receipt: s.receipt, compensation: s.compensation?.state })) };
+    if (res.status === 400 || res.status === 401 || res.status === 403 || res.status === 422) return { via: url, http: res.status, status: 'refused', error: view.error ?? text.slice(0, 120) };
+    return { via: url, http: res.status, status: 'unknown', error: view.error ?? text.slice(0, 120) };
+  } catch (error) {
+    return { via: url, http: 0, status: 'unknown', error: String(error?.cause?.code ?? error?.name ?? error) };
+  }
+}
+
+async function sagaWorker(tenant, index) {
+  let n = 0;
+  while (Date.now() < submitUntil) {
+    const wf = `trip-${cfg.seed}-${tenant}-${index}-${n++}`;
+    const bounce = random() < 0.25;
+    const input = { tripId: wf, traveller: { name: `Traveller ${n}`, email: `${bounce ? 'bounce' : 'ok'}.${wf}@example.com` }, flight: `TP${1000 + (n % 9000)}`, date: '2027-03-14', hotel: 'Hotel Lisboa', nights: 1 + (n % 4), amount: '640.00' };
+    const op = { kind: 'saga', saga: 'trip-booking', wf, step: 'saga', invoiceId: `TRIP-${wf}`, expect: bounce ? 'compensated' : 'completed' };
+    let backoff = 300;
+    for (let attempt = 1; ; attempt++) {
+      record({ type: 'invoke', tenant, door: 'http', ...op, attempt });
+      const answer = await startSagaHttp(tenant, { saga: 'trip-booking', workflowId: wf, input });
+      record({ type: 'answer', tenant, door: 'http', ...op, attempt, ...answer });
+      if (FINAL.has(answer.status) || Date.now() > resubmitUntil) break;
+      await sleep(backoff);
+      backoff = Math.min(backoff * 2, 3_000);
+    }
+  }
+}
+
 const workers = [];
+for (const tenant of Object.keys(cfg.tokens)) for (let i = 0; i < (cfg.sagaWorkersPerTenant ?? 0); i++) workers.push(sagaWorker(tenant, i));
 for (const tenant of Object.keys(cfg.tokens)) {
   for (let i = 0; i < cfg.workersPerTenant; i++) workers.push(worker(tenant, i, 'http'));
   for (let i = 0; i < cfg.kafkaWorkersPerTenant; i++) workers.push(worker(tenant, cfg.workersPerTenant + i, 'kafka'));

@@ -8,7 +8,13 @@
 //   receipt-mismatch        done with a receipt of another invoice's charge
 //   not-done-with-provider  not_done for an invoice whose charges outnumber the steps answered done
 //   ledger-unsettled        an effect the ledger still holds open (dispatching/unknown) after the settle period
-export function check({ history, charges, ledger, faults, healAt, endAt }) {
+// and, from the ledger's events (ledger.events) and the oracles, those of ledger-checks.mjs:
+//   two-live-claims, saga-order, compensation-order, saga-uncompensated
+// A step retried after not_done (`retryOf`) is the same intent: one charge is meant for both.
+// A saga start (`kind: 'saga'`) is checked by its charge (TRIP-<workflowId>) and the ledger.
+import { checkLedger } from './ledger-checks.mjs';
+
+export function check({ history, charges, refunds = [], sagaOracles, ledger, faults, healAt, endAt }) {
   const anomalies = [];
   const add = (kind, detail) => anomalies.push({ kind, ...detail });
   const chargesByInvoice = new Map();
@@ -26,7 +32,7 @@ export function check({ history, charges, ledger, faults, healAt, endAt }) {
   const statusCount = {};
   for (const h of history) {
     const key = `${h.tenant}|${h.wf}|${h.step}`;
-    if (!commands.has(key)) commands.set(key, { key, tenant: h.tenant, wf: h.wf, step: h.step, invoiceId: h.invoiceId, repeat: h.repeat, door: h.door, answers: [] });
+    if (!commands.has(key)) commands.set(key, { key, tenant: h.tenant, wf: h.wf, step: h.step, invoiceId: h.invoiceId, repeat: h.repeat, retryOf: h.retryOf, saga: h.kind === 'saga' ? h.saga : undefined, expect: h.expect, door: h.door, answers: [] });
     if (h.type === 'invoke') invokes++;
     else {
       answers++;
@@ -51,25 +57,36 @@ export function check({ history, charges, ledger, faults, healAt, endAt }) {
     finals++;
     lastFinalAt = Math.max(lastFinalAt, final.t);
     for (const a of c.answers) {
-      if (a.status !== 'done') continue;
+      if (a.status !== 'done' || c.saga) continue;
       const charge = chargeById.get(a.receipt);
       if (!charge) add('done-without-provider', { command: c.key, receipt: a.receipt, at: a.t });
       else if (charge.metadata?.invoice_id !== c.invoiceId) add('receipt-mismatch', { command: c.key, receipt: a.receipt, chargeInvoice: charge.metadata?.invoice_id });
     }
-    const doneReceipts = new Set(c.answers.filter((a) => a.status === 'done').map((a) => a.receipt));
+    const doneReceipts = new Set(c.answers.filter((a) => a.status === 'done' && !c.saga).map((a) => a.receipt));
     if (doneReceipts.size > 1) add('receipt-mismatch', { command: c.key, receipts: [...doneReceipts] });
   }
   for (const [invoiceId, steps] of stepsByInvoice) {
     const have = chargesByInvoice.get(invoiceId) ?? [];
-    if (have.length > steps.length) add('duplicate-effect', { invoiceId, charges: have.map((c) => c.id), steps: steps.map((s) => s.key) });
+    const intents = steps.filter((s) => s.retryOf === undefined).length;
+    if (have.length > intents) add('duplicate-effect', { invoiceId, charges: have.map((c) => c.id), steps: steps.map((s) => s.key) });
     const done = steps.filter((s) => s.final?.status === 'done');
-    const notDone = steps.filter((s) => s.final?.status === 'not_done');
+    // a compensated saga answers not_done with its charge refunded (saga-uncompensated checks that)
+    const notDone = steps.filter((s) => s.final?.status === 'not_done' && !s.saga);
     if (notDone.length > 0 && have.length > done.length) add('not-done-with-provider', { invoiceId, charges: have.map((c) => c.id), notDone: notDone.map((s) => s.key) });
     const repeat = steps.find((s) => s.repeat);
     const original = steps.find((s) => !s.repeat);
     if (repeat?.final?.status === 'done' && original?.final?.status === 'done' && repeat.final.receipt === original.final.receipt) add('false-dedup', { invoiceId, receipt: repeat.final.receipt });
   }
   for (const e of ledger?.open ?? []) add('ledger-unsettled', e);
+  const sagaCommands = [...commands.values()].filter((c) => c.saga);
+  const sagas = sagaCommands.length ? { started: sagaCommands.length, completed: sagaCommands.filter((c) => c.final?.status === 'done').length, compensated: sagaCommands.filter((c) => c.final?.status === 'not_done').length, other: sagaCommands.filter((c) => !c.final || c.final.status === 'refused').length } : undefined;
+  let ledgerSummary;
+  if (ledger?.events) {
+    const compensatedSagas = sagaCommands.filter((c) => c.final?.status === 'not_done').map((c) => c.wf);
+    const found = checkLedger({ ledgerEvents: ledger.events, charges, refunds, emails: sagaOracles?.email?.emails ?? [], compensatedSagas });
+    for (const a of found.anomalies) anomalies.push(a);
+    ledgerSummary = found.summary;
+  }
   // unavailability per fault: answers that were not final while the fault was on, against all answers in it
   const windows = faults.map((f) => {
     const inWindow = history.filter((h) => h.type === 'answer' && h.t >= f.startAt && h.t <= (f.healAt ?? endAt));
@@ -95,6 +112,9 @@ export function check({ history, charges, ledger, faults, healAt, endAt }) {
     operations: { commands: commands.size, invokes, answers, finals, statusCount },
     provider: { charges: charges.length, invoices: chargesByInvoice.size },
     ledger: ledger?.summary,
+    ledgerEvents: ledgerSummary?.events,
+    ledgerChecked: ledgerSummary,
+    sagas,
     faults: faults.length,
     windows,
     settleAfterHealMs: healAt !== undefined && lastFinalAt > healAt ? lastFinalAt - healAt : 0,

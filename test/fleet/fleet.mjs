@@ -14,11 +14,21 @@ import * as net from './net.mjs';
 import * as svc from './services.mjs';
 import { schedule } from './nemesis.mjs';
 import { check } from './checker.mjs';
+import { readLedger } from './ledger-history.mjs';
+import { checkOnDisk as sabotageProblem } from './sabotage/kinds.mjs';
 
-const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, minutes: { type: 'string', default: '3' }, cleanup: { type: 'boolean' }, keep: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, minutes: { type: 'string', default: '3' }, cleanup: { type: 'boolean' }, keep: { type: 'boolean' }, sabotage: { type: 'string' } } });
 if (values.cleanup) {
   net.destroyAll((m) => console.log(`[fleet] ${m}`));
   process.exit(0);
+}
+// --sabotage <kind>: effectd runs a deliberately broken build (test/fleet/sabotage/), to show the checker fails.
+if (values.sabotage) {
+  const problem = sabotageProblem(values.sabotage);
+  if (problem) {
+    console.error(`[fleet] ${problem.message}`);
+    process.exit(2);
+  }
 }
 const seed = Number(values.seed);
 const minutes = Number(values.minutes);
@@ -62,6 +72,7 @@ try {
   const pg2 = await svc.startPgStandby(runDir, H.pg2, pg1);
   log('PostgreSQL primary pg1 + streaming standby pg2 up');
   const sim = await svc.startSimulator(runDir, H.sim);
+  const sagaSims = await svc.startSagaSimulators(runDir, H.sim);
   const kafka = await kafkaP;
   await svc.createTopics(kafkajs, kafka.bootstrap);
   log(`Kafka: 3 KRaft brokers, topics RF 3, min.insync.replicas 2 (${kafka.bootstrap.join(',')})`);
@@ -71,13 +82,15 @@ try {
   const credFile = join(runDir, 'credentials.json');
   writeFileSync(credFile, JSON.stringify({ credentials: [...Object.entries(tokens).map(([tenant, token]) => ({ token, role: 'agent', tenant, name: `agent-${tenant}` })), { token: operatorToken, role: 'operator', tenant: '*', name: 'fleet-operator' }] }), { mode: 0o600 });
   const toolTimeoutMs = 3_000;
-  const config = svc.writeEffectdConfig(runDir, sim.url, toolTimeoutMs);
+  const config = svc.writeEffectdConfig(runDir, sim.url, toolTimeoutMs, sagaSims);
   const ledgerUrl = `postgres://effectd:effectd@${H.pg1.ip}:5432,${H.pg2.ip}:5432/effectd?target_session_attrs=read-write`;
   const env = { EFFECTD_SECRET: randomBytes(32).toString('hex'), EFFECTD_CREDENTIALS: credFile };
   const effectd = {};
-  for (const name of ['e1', 'e2', 'e3']) effectd[name] = await svc.startEffectd(runDir, H[name], { ledgerUrl, bootstrap: kafka.bootstrap, config, env });
+  for (const name of ['e1', 'e2', 'e3']) effectd[name] = await svc.startEffectd(runDir, H[name], { ledgerUrl, bootstrap: kafka.bootstrap, config, env, sabotage: values.sabotage });
   await Promise.all(Object.values(effectd).map((e) => e.ready));
-  log(`effectd e1 e2 e3 ready (ledger ${ledgerUrl})`);
+  log(`effectd e1 e2 e3 ready (ledger ${ledgerUrl})${values.sabotage ? `, SABOTAGED: ${values.sabotage}` : ''}`);
+  await svc.loseChargeReplies(sim.url);
+  log('payments: every 40th charge commits and loses its reply (effectd settles it by lookup)');
 
   // ---------------------------------------------------------------- the run
   const totalMs = minutes * 60_000;
@@ -92,7 +105,7 @@ try {
   const historyFile = join(runDir, 'history.jsonl');
   const agent = svc.startProc(runDir, H.agent, 'agent', process.execPath, [join(svc.REPO, 'test/fleet/agent.mjs')], {
     cwd: svc.REPO,
-    env: { ...process.env, FLEET_AGENT: JSON.stringify({ t0, seed, submitMs, settleMs, historyFile, tokens, effectd: Object.values(effectd).map((e) => e.url), bootstrap: kafka.bootstrap, workersPerTenant: 2, kafkaWorkersPerTenant: 1, httpTimeoutMs: 8_000, kafkaTimeoutMs: 10_000 }) },
+    env: { ...process.env, FLEET_AGENT: JSON.stringify({ t0, seed, submitMs, settleMs, historyFile, tokens, effectd: Object.values(effectd).map((e) => e.url), bootstrap: kafka.bootstrap, sagaWorkersPerTenant: 1, workersPerTenant: 2, kafkaWorkersPerTenant: 1, httpTimeoutMs: 8_000, kafkaTimeoutMs: 10_000 }) },
   });
   log(`agents started (3 tenants × (2 HTTP + 1 Kafka) workers; history ${historyFile})`);
 
@@ -158,15 +171,27 @@ try {
       }
     }
   }
+  const sagaOracles = { email: await (await fetch(`${sagaSims.email}/_oracle/state`)).json(), travel: await (await fetch(`${sagaSims.travel}/_oracle/state`)).json() };
+  let ledgerEvents;
+  try {
+    ledgerEvents = await readLedger(ledgerUrl, runDir);
+    log(`ledger: ${ledgerEvents.length} events read from the primary that takes writes`);
+    writeFileSync(join(runDir, 'ledger.jsonl'), ledgerEvents.map((e) => JSON.stringify(e)).join('\n'));
+  } catch (error) {
+    log(`ledger: not readable (${error?.message ?? error}); its anomalies are not checked`);
+  }
+  writeFileSync(join(runDir, 'oracle.json'), JSON.stringify({ payments: oracle, ...sagaOracles }));
   const history = readFileSync(historyFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const result = check({ history, charges: oracle.charges ?? [], ledger: { open, summary }, faults, healAt, endAt });
+  const result = check({ history, charges: oracle.charges ?? [], refunds: oracle.refunds ?? [], sagaOracles, ledger: { open, summary, events: ledgerEvents }, faults, healAt, endAt });
   writeFileSync(join(runDir, 'result.json'), JSON.stringify(result, null, 2));
 
-  console.log(`\n==================== fleet run, seed ${seed}, ${minutes} min ====================`);
+  console.log(`\n==================== fleet run, seed ${seed}, ${minutes} min${values.sabotage ? `, SABOTAGE ${values.sabotage}` : ''} ====================`);
   console.log(`operations: ${result.operations.commands} commands, ${result.operations.invokes} submissions, ${result.operations.answers} answers, ${result.operations.finals} final`);
   console.log(`answers:    ${Object.entries(result.operations.statusCount).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
   console.log(`provider:   ${result.provider.charges} charges for ${result.provider.invoices} invoices`);
   console.log(`ledger:     open effects after the settle period: ${Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join(', ') || 'not reachable'}`);
+  if (result.sagas) console.log(`sagas:      ${Object.entries(result.sagas).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  if (result.ledgerEvents !== undefined) console.log(`ledger:     ${result.ledgerEvents} events checked (claims, saga order, compensation order)`);
   console.log(`faults:     ${result.faults}`);
   console.log('unavailability per fault (longest stretch of the fault with no done answer, per door):');
   for (const w of result.windows) console.log(`  ${w.fault.padEnd(24)} ${(w.from / 1000).toFixed(1).padStart(6)}–${(w.to / 1000).toFixed(1).padEnd(6)} s: ${String(w.answers).padStart(4)} answers, ${String(w.done).padStart(4)} done, ${String(w.notFinal).padStart(3)} not final; http ${(w.http.longestGapMs / 1000).toFixed(1)} s, kafka ${(w.kafka.longestGapMs / 1000).toFixed(1)} s`);

@@ -210,7 +210,7 @@ export async function startSimulator(runDir, h) {
   return { host: h, proc, url };
 }
 
-export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs) {
+export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs, sagaUrls) {
   const file = join(runDir, 'effectd.config.json');
   writeFileSync(file, JSON.stringify({
     builtinTools: false,
@@ -218,24 +218,25 @@ export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs) {
     tools: [{
       name: 'payments.charge', provider: 'payments',
       request: { path: '/v1/charges', body: { amount: '{args.amount}', currency: '{args.currency}', metadata: { invoice_id: '{args.invoiceId}' } } },
-      args: { invoiceId: { type: 'string' }, amount: { type: 'money', currencyField: 'currency' }, currency: { type: 'currency', default: 'usd' } },
+      args: { invoiceId: { type: 'string' }, amount: { type: 'money', currencyField: 'currency' }, currency: { type: 'currency', default: 'usd' }, description: { type: 'string', optional: true } },
       target: 'invoice {args.invoiceId}', reversibility: 'compensable',
       idempotency: { kind: 'header', header: 'Idempotency-Key', retentionMs: 86_400_000 },
       reference: { kind: 'body-path', path: 'metadata.effectd_ref' },
       businessFields: ['invoiceId', 'amount', 'currency'],
       lookup: { by: 'reference', path: "/v1/charges/search?query=metadata['effectd_ref']:'{ref}'", resultsPath: 'data', receiptPath: 'id' },
       receiptPath: 'id', replayHeader: 'Idempotent-Replayed', timeoutMs, settleWindowMs: 10_000,
-    }],
+    }, ...(sagaUrls ? sagaTools(timeoutMs) : [])],
+    ...(sagaUrls ? { providers: { payments: { baseUrl: paymentsUrl }, email: { baseUrl: sagaUrls.email }, travel: { baseUrl: sagaUrls.travel } }, builtinSagas: true } : {}),
   }, null, 2));
   return file;
 }
 
-export async function startEffectd(runDir, h, { ledgerUrl, bootstrap, config, env }) {
+export async function startEffectd(runDir, h, { ledgerUrl, bootstrap, config, env, sabotage }) {
   const dataDir = join(runDir, h.name);
   mkdirSync(dataDir, { recursive: true });
-  const proc = startProc(runDir, h, h.name, process.execPath, [join(REPO, 'bin/effectd.js'), 'start', '--host', h.ip, '--port', '8080', '--data-dir', dataDir,
+  const proc = startProc(runDir, h, h.name, process.execPath, [...sabotageArgs(sabotage), join(REPO, 'bin/effectd.js'), 'start', '--host', h.ip, '--port', '8080', '--data-dir', dataDir,
     '--ledger', ledgerUrl, '--kafka', bootstrap.join(','), '--group', 'effectd-fleet', '--config', config],
-  { cwd: REPO, env: { ...process.env, EFFECTD_LOG_FORMAT: 'json', EFFECTD_LOG_LEVEL: 'info', ...env } });
+  { cwd: REPO, env: { ...process.env, EFFECTD_LOG_FORMAT: 'json', EFFECTD_LOG_LEVEL: 'info', ...env, ...(sabotage ? { EFFECTD_SABOTAGE: sabotage } : {}) } });
   const url = `http://${h.ip}:8080`;
   return { host: h, proc, url, dataDir, ready: waitUntil(`effectd on ${h.ip}`, async () => (await fetch(`${url}/readyz`)).ok, 180_000) };
 }
@@ -246,4 +247,46 @@ export function tail(file, lines = 20) {
   } catch {
     return '';
   }
+}
+
+// ------------------------------------------------------------------ sagas, lost replies, sabotage (fleet-checker)
+
+/** The saga's other providers on the sim host, beside payments: email (the irreversible step) and travel. */
+export async function startSagaSimulators(runDir, h) {
+  const urls = {};
+  for (const [kind, port] of [['email', 8091], ['travel', 8092]]) {
+    startProc(runDir, h, kind, process.execPath, [join(REPO, 'packages/simulators/dist/main.js'), kind, '--host', h.ip, '--port', String(port), '--seed', '1']);
+    urls[kind] = `http://${h.ip}:${port}`;
+    await waitUntil(`the ${kind} simulator`, async () => (await fetch(`${urls[kind]}/_admin/health`)).ok, 30_000);
+  }
+  // A saga whose traveller's address contains "bounce" fails at its irreversible step (a 422, a proven
+  // failure), so its committed steps are compensated in reverse order.
+  await adminFaults(urls.email, [{ match: { method: 'POST', pathPrefix: '/emails', bodyIncludes: 'bounce', times: 1_000_000 }, action: { type: 'status', status: 422 } }]);
+  return urls;
+}
+
+/** The trip-booking and subscription-renewal sagas' tools (config/builtin-tools.json), with the fleet's timeout. */
+function sagaTools(timeoutMs) {
+  const builtin = JSON.parse(readFileSync(join(REPO, 'config/builtin-tools.json'), 'utf8'));
+  const names = ['payments.refund', 'email.send', 'travel.hold-flight', 'travel.release-hold', 'travel.book-hotel', 'travel.cancel-booking'];
+  return builtin.tools.filter((t) => names.includes(t.name)).map((t) => ({ ...t, timeoutMs, settleWindowMs: Math.min(t.settleWindowMs ?? 10_000, 10_000) }));
+}
+
+/**
+ * Lost replies at the provider: every `every`-th charge commits and its reply is lost (the socket
+ * destroyed), so effectd must find out by lookup — while the search lags behind the write. This is
+ * the path a "not found taken as absence" defect breaks.
+ */
+export async function loseChargeReplies(paymentsUrl, { every = 40, count = 200 } = {}) {
+  const rules = Array.from({ length: count }, (_, i) => ({ match: { method: 'POST', pathPrefix: '/v1/charges', nth: every * (i + 1), times: 1 }, action: { type: 'drop-after-mutation' } }));
+  await adminFaults(paymentsUrl, rules);
+}
+
+async function adminFaults(url, rules) {
+  const res = await fetch(`${url}/_admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules }) });
+  if (!res.ok) throw new Error(`${url}/_admin/faults answered ${res.status}: ${await res.text()}`);
+}
+
+function sabotageArgs(kind) {
+  return kind ? ['--import', join(REPO, 'test/fleet/sabotage/hook.mjs')] : [];
 }
