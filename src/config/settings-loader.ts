@@ -18,6 +18,8 @@ export interface Settings {
     readonly url: string | undefined;
     readonly encoding: 'compact' | 'verbatim';
     readonly compression: 'none' | 'deflate';
+    /** EFFECTD_LEDGER_CONNECT_TIMEOUT_MS and EFFECTD_LEDGER_QUERY_TIMEOUT_MS (PostgreSQL). */
+    readonly timeouts: { readonly connectMs: number; readonly queryMs: number };
   };
   /** EFFECTD_CONFIG / --config. */
   readonly configFile: string | undefined;
@@ -139,7 +141,7 @@ export function loadSettings(env: Environment, flags: SettingFlags = {}): Settin
   if (problems.length > 0) throw invalid(problems);
   return deepFreeze<Settings>({
     dataDir: values.EFFECTD_DATA_DIR,
-    ledger: { url: values.EFFECTD_LEDGER, encoding: values.EFFECTD_LEDGER_ENCODING, compression: values.EFFECTD_LEDGER_COMPRESSION },
+    ledger: { url: values.EFFECTD_LEDGER, encoding: values.EFFECTD_LEDGER_ENCODING, compression: values.EFFECTD_LEDGER_COMPRESSION, timeouts: { connectMs: values.EFFECTD_LEDGER_CONNECT_TIMEOUT_MS, queryMs: values.EFFECTD_LEDGER_QUERY_TIMEOUT_MS } },
     configFile: values.EFFECTD_CONFIG,
     secret: values.EFFECTD_SECRET,
     credentialsFile: values.EFFECTD_CREDENTIALS,

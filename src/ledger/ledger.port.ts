@@ -1,4 +1,4 @@
-import { EffectdError } from '../core/errors.js';
+import { EffectdError, isEffectdError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/events.js';
 
 /** An event as the ledger holds it: its place in its stream and in the global order. */
@@ -75,4 +75,11 @@ export class ConcurrencyError extends EffectdError {
   constructor(stream: string, expectedRevision: number) {
     super('concurrency_conflict', `stream ${stream} is not at revision ${expectedRevision}; re-read and decide again`, { stream, expectedRevision });
   }
+}
+
+/** `details.ledger` of an `unavailable` error when the ledger could not be reached in time: asking it again now would wait as long. */
+export const UNREACHABLE = 'unreachable';
+
+export function isLedgerUnreachable(error: unknown): boolean {
+  return isEffectdError(error, 'unavailable') && error.details['ledger'] === UNREACHABLE;
 }
