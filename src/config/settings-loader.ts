@@ -53,6 +53,8 @@ export interface Settings {
     readonly maxInFlight: number;
     readonly partitionsConcurrently: number;
     readonly sessionTimeoutMs: number;
+    /** EFFECTD_KAFKA_LEDGER_OUTAGE_MS. */
+    readonly ledgerOutageMs: number;
     /** EFFECTD_BODY_LIMIT_BYTES: the largest command message (the same limit as an HTTP body). */
     readonly maxCommandBytes: number;
   };
@@ -165,6 +167,7 @@ export function loadSettings(env: Environment, flags: SettingFlags = {}): Settin
       maxInFlight: values.EFFECTD_KAFKA_MAX_IN_FLIGHT,
       partitionsConcurrently: values.EFFECTD_KAFKA_PARTITIONS_CONCURRENTLY,
       sessionTimeoutMs: values.EFFECTD_KAFKA_SESSION_TIMEOUT_MS,
+      ledgerOutageMs: values.EFFECTD_KAFKA_LEDGER_OUTAGE_MS,
       maxCommandBytes: values.EFFECTD_BODY_LIMIT_BYTES,
     },
     answerBudget: { maxMs: values.EFFECTD_ANSWER_BUDGET_MAX_MS, defaultMs: values.EFFECTD_ANSWER_BUDGET_MS ?? Math.min(DEFAULT_ANSWER_BUDGET.defaultMs, values.EFFECTD_ANSWER_BUDGET_MAX_MS) },

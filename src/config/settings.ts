@@ -171,6 +171,10 @@ export const SETTINGS = {
     type: 'whole number', unit: 'ms', default: '30000', schema: wholeNumber(1), expected: POSITIVE,
     what: 'how soon the group notices a dead instance and hands its partitions to the others (heartbeats every fifth of it, 100 ms–3 s)',
   }),
+  EFFECTD_KAFKA_LEDGER_OUTAGE_MS: setting({
+    type: 'whole number', unit: 'ms', default: '5000', schema: wholeNumber(1), expected: 'a positive whole number of milliseconds',
+    what: 'how long the ledger may take no writes before this instance leaves the consumer group, so the other instances take its partitions (it stops fetching at once, and joins again when the ledger takes writes; [ledgers.md](ledgers.md#when-postgresql-cannot-be-reached))',
+  }),
   EFFECTD_ANSWER_BUDGET_MS: setting({
     type: 'whole number', unit: 'ms', schema: wholeNumber(0), expected: 'a whole number of milliseconds ≥ 0 (0 answers at once after a lost reply, as before inline settle)',
     defaultText: `\`${DEFAULT_ANSWER_BUDGET.defaultMs}\` (at most the max)`,

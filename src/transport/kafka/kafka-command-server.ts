@@ -144,7 +144,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         resume: () => this.consumer?.resume([{ topic }]),
         leave: () => this.leave(),
         rejoin: () => this.join(),
-      }, { awayAfterMs: this.settings.sessionTimeoutMs, log: this.log });
+      }, { awayAfterMs: this.settings.ledgerOutageMs, log: this.log });
       this.gate.start(LEDGER_LOOK_EVERY_MS);
     }
   }

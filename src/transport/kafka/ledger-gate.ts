@@ -18,7 +18,12 @@ export interface GateActions {
 }
 
 export interface LedgerGateOptions {
-  /** How long the ledger may stay unwritable before this instance leaves the group (the session timeout: what a dead instance costs). */
+  /**
+   * How long the ledger may stay unwritable before this instance leaves the group
+   * (EFFECTD_KAFKA_LEDGER_OUTAGE_MS, default 5 s: ten times what a PostgreSQL failover cost in the
+   * fleet, so a failover costs no rebalance; shorter than the session timeout, because this instance
+   * knows it cannot work, where the group must guess a silent member is dead).
+   */
   awayAfterMs: number;
   log: (line: string) => void;
   now?: () => number;
