@@ -130,7 +130,7 @@ describe('an instance cut from PostgreSQL fails fast and honestly, and its Kafka
       expect(answer.status).toBe(503);
       expect(answer.ms).toBeLessThan(ANSWER_BOUND_MS);
       expect(answer.body).toMatchObject({ error: 'unavailable', action: 'retry_after' });
-      expect(answer.body.message).toMatch(/the PostgreSQL ledger is unreachable/);
+      expect(answer.body.message).toMatch(/ledger is unreachable/);
       expect(answer.body.message).toMatch(/send the same command again/);
       expect(answer.body.status).toBeUndefined(); // no agent answer at all: not not_done, not failed
     }
