@@ -28,6 +28,7 @@ export class HealthController {
     const base = { instanceId: this.instance.instanceId, ledger: this.instance.ledgerKind, ledgerWrites: writes };
     if (writes.writable) return { status: 'ready', ...base };
     res.status(503).header('Retry-After', '5');
+    if (writes.unreachable) return { status: 'not_ready', error: 'ledger_unreachable', message: `the ledger is unreachable (${writes.error ?? 'no answer'}): commands and reads are answered 503 until it answers again; send commands to another instance or resubmit the same command later`, ...base };
     return { status: 'not_ready', error: 'ledger_not_writable', message: `the ledger refuses writes (${writes.error ?? 'unknown reason'}): commands are answered 503 until it accepts them again; reads still work`, ...base };
   }
 

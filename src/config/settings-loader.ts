@@ -18,6 +18,8 @@ export interface Settings {
     readonly url: string | undefined;
     readonly encoding: 'compact' | 'verbatim';
     readonly compression: 'none' | 'deflate';
+    /** EFFECTD_LEDGER_CONNECT_TIMEOUT_MS and EFFECTD_LEDGER_QUERY_TIMEOUT_MS (PostgreSQL). */
+    readonly timeouts: { readonly connectMs: number; readonly queryMs: number };
   };
   /** EFFECTD_CONFIG / --config. */
   readonly configFile: string | undefined;
@@ -51,6 +53,8 @@ export interface Settings {
     readonly maxInFlight: number;
     readonly partitionsConcurrently: number;
     readonly sessionTimeoutMs: number;
+    /** EFFECTD_KAFKA_LEDGER_OUTAGE_MS. */
+    readonly ledgerOutageMs: number;
     /** EFFECTD_BODY_LIMIT_BYTES: the largest command message (the same limit as an HTTP body). */
     readonly maxCommandBytes: number;
   };
@@ -139,7 +143,7 @@ export function loadSettings(env: Environment, flags: SettingFlags = {}): Settin
   if (problems.length > 0) throw invalid(problems);
   return deepFreeze<Settings>({
     dataDir: values.EFFECTD_DATA_DIR,
-    ledger: { url: values.EFFECTD_LEDGER, encoding: values.EFFECTD_LEDGER_ENCODING, compression: values.EFFECTD_LEDGER_COMPRESSION },
+    ledger: { url: values.EFFECTD_LEDGER, encoding: values.EFFECTD_LEDGER_ENCODING, compression: values.EFFECTD_LEDGER_COMPRESSION, timeouts: { connectMs: values.EFFECTD_LEDGER_CONNECT_TIMEOUT_MS, queryMs: values.EFFECTD_LEDGER_QUERY_TIMEOUT_MS } },
     configFile: values.EFFECTD_CONFIG,
     secret: values.EFFECTD_SECRET,
     credentialsFile: values.EFFECTD_CREDENTIALS,
@@ -163,6 +167,7 @@ export function loadSettings(env: Environment, flags: SettingFlags = {}): Settin
       maxInFlight: values.EFFECTD_KAFKA_MAX_IN_FLIGHT,
       partitionsConcurrently: values.EFFECTD_KAFKA_PARTITIONS_CONCURRENTLY,
       sessionTimeoutMs: values.EFFECTD_KAFKA_SESSION_TIMEOUT_MS,
+      ledgerOutageMs: values.EFFECTD_KAFKA_LEDGER_OUTAGE_MS,
       maxCommandBytes: values.EFFECTD_BODY_LIMIT_BYTES,
     },
     answerBudget: { maxMs: values.EFFECTD_ANSWER_BUDGET_MAX_MS, defaultMs: values.EFFECTD_ANSWER_BUDGET_MS ?? Math.min(DEFAULT_ANSWER_BUDGET.defaultMs, values.EFFECTD_ANSWER_BUDGET_MAX_MS) },

@@ -111,6 +111,14 @@ export const SETTINGS = {
     type: '`none` \\| `deflate`', default: 'none', schema: oneOf(['none', 'deflate']), expected: 'deflate or none (deflate: less WAL per effect, more CPU)',
     what: 'PostgreSQL: `deflate` writes row bodies deflated with a dictionary — about 27% less WAL and table per effect, about a tenth more effectd CPU per effect ([ledgers.md](ledgers.md#postgresql-storage))',
   }),
+  EFFECTD_LEDGER_CONNECT_TIMEOUT_MS: setting({
+    type: 'whole number', unit: 'ms', default: '2000', schema: wholeNumber(1), expected: 'a positive whole number of milliseconds',
+    what: 'PostgreSQL: how long a new connection (and a wait for a free one of the pool) may take before the ledger counts as unreachable and the command is answered 503 ([ledgers.md](ledgers.md#when-postgresql-cannot-be-reached))',
+  }),
+  EFFECTD_LEDGER_QUERY_TIMEOUT_MS: setting({
+    type: 'whole number', unit: 'ms', default: '5000', schema: wholeNumber(1), expected: 'a positive whole number of milliseconds',
+    what: 'PostgreSQL: how long one statement may take (client-side and as `statement_timeout`); past it the ledger counts as unreachable — a read is answered 503 at once, a write whose answer was lost 503 `unknown`: send the same command again',
+  }),
   EFFECTD_DRAIN_TIMEOUT_MS: setting({
     type: 'whole number', unit: 'ms', default: '30000', schema: wholeNumber(1), expected: 'a positive whole number of milliseconds',
     what: 'how long SIGTERM/SIGINT drain before exiting ([operations.md](operations.md#signals))',
@@ -162,6 +170,10 @@ export const SETTINGS = {
   EFFECTD_KAFKA_SESSION_TIMEOUT_MS: setting({
     type: 'whole number', unit: 'ms', default: '30000', schema: wholeNumber(1), expected: POSITIVE,
     what: 'how soon the group notices a dead instance and hands its partitions to the others (heartbeats every fifth of it, 100 ms–3 s)',
+  }),
+  EFFECTD_KAFKA_LEDGER_OUTAGE_MS: setting({
+    type: 'whole number', unit: 'ms', default: '5000', schema: wholeNumber(1), expected: 'a positive whole number of milliseconds',
+    what: 'how long the ledger may take no writes before this instance leaves the consumer group, so the other instances take its partitions (it stops fetching at once, and joins again when the ledger takes writes; [ledgers.md](ledgers.md#when-postgresql-cannot-be-reached))',
   }),
   EFFECTD_ANSWER_BUDGET_MS: setting({
     type: 'whole number', unit: 'ms', schema: wholeNumber(0), expected: 'a whole number of milliseconds ≥ 0 (0 answers at once after a lost reply, as before inline settle)',

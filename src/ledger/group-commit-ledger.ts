@@ -1,5 +1,6 @@
+import type { EffectdError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/events.js';
-import { ConcurrencyError, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
+import { ConcurrencyError, isLedgerUnreachable, unreachableNotSent, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 
 interface QueuedRead {
   read: StreamRead;
@@ -14,6 +15,13 @@ interface Queued {
 }
 
 const MAX_BATCH = 500;
+/**
+ * After a batch found the ledger unreachable (its timeouts ran out), the operations queued behind it
+ * and those that arrive within this long are answered at once — not sent, nothing recorded — instead
+ * of each waiting out another timeout (issue 30: a caller of a cut instance waited batch after batch,
+ * past its own 8 s timeout). Then the next batch tries the ledger again.
+ */
+const UNREACHABLE_HOLD_MS = 1_000;
 
 /**
  * Group commit in front of any Ledger: while one durable commit is in flight, the appends that
@@ -33,6 +41,8 @@ export class GroupCommitLedger implements Ledger {
   /** Every operation not yet answered (queued or in flight); close() waits for them. */
   private readonly pending = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
+  /** Set when a batch found the ledger unreachable: until when operations are answered at once, and with what. */
+  private unreachable: { until: number; error: EffectdError } | undefined;
 
   constructor(private readonly inner: Ledger) {
     this.kind = inner.kind;
@@ -44,6 +54,8 @@ export class GroupCommitLedger implements Ledger {
 
   append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
     return this.admit('append', () => {
+      const held = this.heldBack();
+      if (held) return Promise.reject(held);
       if (!this.inner.appendMany) return this.inner.append(stream, events, expectedRevision);
       if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
       return new Promise<AppendResult>((resolve, reject) => {
@@ -61,6 +73,8 @@ export class GroupCommitLedger implements Ledger {
   /** Reads coalesce the same way: the reads that arrive during one query go together in the next (each sees every append that completed before it was called). */
   readStream(stream: string, afterRevision?: number): Promise<RecordedEvent[]> {
     return this.admit('readStream', () => {
+      const held = this.heldBack();
+      if (held) return Promise.reject(held);
       if (!this.inner.readStreams) return this.inner.readStream(stream, afterRevision);
       return new Promise<RecordedEvent[]>((resolve, reject) => {
         this.reads.push({ read: { stream, afterRevision }, resolve, reject });
@@ -105,6 +119,7 @@ export class GroupCommitLedger implements Ledger {
           batch.forEach((queued, i) => queued.resolve(results[i]!));
         } catch (error) {
           for (const queued of batch) queued.reject(error);
+          this.noteUnreachable(error);
         }
       }
     } finally {
@@ -126,11 +141,28 @@ export class GroupCommitLedger implements Ledger {
           });
         } catch (error) {
           for (const queued of batch) queued.reject(error);
+          this.noteUnreachable(error);
         }
       }
     } finally {
       this.committing = false;
     }
+  }
+
+  private heldBack(): EffectdError | undefined {
+    if (!this.unreachable) return undefined;
+    if (Date.now() < this.unreachable.until) return unreachableNotSent(this.unreachable.error);
+    this.unreachable = undefined;
+    return undefined;
+  }
+
+  /** A batch that found the ledger unreachable answers what queued behind it, and holds new operations back for a moment. */
+  private noteUnreachable(error: unknown): void {
+    if (!isLedgerUnreachable(error)) return;
+    this.unreachable = { until: Date.now() + UNREACHABLE_HOLD_MS, error };
+    const notSent = unreachableNotSent(error);
+    for (const queued of this.queue.splice(0)) queued.reject(notSent);
+    for (const queued of this.reads.splice(0)) queued.reject(notSent);
   }
 }
 

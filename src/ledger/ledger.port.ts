@@ -1,4 +1,4 @@
-import { EffectdError } from '../core/errors.js';
+import { EffectdError, isEffectdError, NOTHING_RECORDED } from '../core/errors.js';
 import type { LedgerEvent } from '../core/events.js';
 
 /** An event as the ledger holds it: its place in its stream and in the global order. */
@@ -75,4 +75,17 @@ export class ConcurrencyError extends EffectdError {
   constructor(stream: string, expectedRevision: number) {
     super('concurrency_conflict', `stream ${stream} is not at revision ${expectedRevision}; re-read and decide again`, { stream, expectedRevision });
   }
+}
+
+/** `details.ledger` of an `unavailable` error when the ledger could not be reached in time: asking it again now would wait as long. */
+export const UNREACHABLE = 'unreachable';
+
+export function isLedgerUnreachable(error: unknown): error is EffectdError {
+  return isEffectdError(error, 'unavailable') && error.details['ledger'] === UNREACHABLE;
+}
+
+/** The answer to an operation that was not sent because the one just before it found the ledger unreachable. */
+export function unreachableNotSent(cause: EffectdError): EffectdError {
+  const retryAfterMs = typeof cause.details['retryAfterMs'] === 'number' ? cause.details['retryAfterMs'] : 1_000;
+  return new EffectdError('unavailable', `the ledger is unreachable (the operation just before this one got no answer in time; this one was not sent): ${NOTHING_RECORDED}`, { retryAfterMs, ledger: UNREACHABLE }, { cause });
 }

@@ -5,6 +5,7 @@ import { postgresLedgerOptions } from './postgres-url.js';
 import { SqliteLedger } from './sqlite-ledger.js';
 import type { StoredEncoding } from './postgres-encoding.js';
 import type { BodyCompression } from './postgres-body.js';
+import type { PostgresTimeouts } from './postgres-timeouts.js';
 import { EffectdError } from '../core/errors.js';
 import { KURRENTDB_CLIENT, loadWithOptional, POSTGRES_DRIVER } from '../shared/optional-dependency.js';
 
@@ -30,6 +31,8 @@ const missingDriver = (message: string): never => {
 export interface LedgerStorage {
   encoding?: StoredEncoding;
   compression?: BodyCompression;
+  /** PostgreSQL's connect and query timeouts (EFFECTD_LEDGER_CONNECT_TIMEOUT_MS, EFFECTD_LEDGER_QUERY_TIMEOUT_MS). */
+  timeouts?: PostgresTimeouts;
 }
 
 /**

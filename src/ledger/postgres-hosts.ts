@@ -40,8 +40,13 @@ export function parsePostgresHosts(url: string): PostgresHosts | undefined {
   return { connectionString: `${scheme}${auth}${hostText}:${first.port}${path}${search ? `?${search}` : ''}`, hosts, targetSessionAttrs: attrs };
 }
 
-/** How long a probe waits for one host before it tries the next (libpq's connect_timeout plays this part). */
+/** How long a probe waits for one host before it tries the next (libpq's connect_timeout plays this part), unless the pool's own timeouts say less. */
 const PROBE_TIMEOUT_MS = 3_000;
+
+/** The probe's bounds: the pool's connect and query timeouts (EFFECTD_LEDGER_*_TIMEOUT_MS) when set, else PROBE_TIMEOUT_MS. */
+export function probeTimeouts(config: pg.ClientConfig): { connectionTimeoutMillis: number; query_timeout: number } {
+  return { connectionTimeoutMillis: config.connectionTimeoutMillis || PROBE_TIMEOUT_MS, query_timeout: config.query_timeout || PROBE_TIMEOUT_MS };
+}
 
 /**
  * A pg.Client class for pg.Pool (`Client` option) that picks its host per connection: each host in
@@ -56,7 +61,7 @@ export function hostPickingClient(target: PostgresHosts): typeof pg.Client {
       const index = (preferred + i) % target.hosts.length;
       const candidate = target.hosts[index]!;
       // Not `config` itself: its connectionString (the first host) would win over host and port.
-      const probe = new pg.Client({ ...config, connectionString: undefined, host: candidate.host, port: candidate.port, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS });
+      const probe = new pg.Client({ ...config, connectionString: undefined, host: candidate.host, port: candidate.port, ...probeTimeouts(config) });
       probe.on('error', () => {});
       try {
         await probe.connect();

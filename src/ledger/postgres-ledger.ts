@@ -6,6 +6,7 @@ import { effectIdKey, type BodyCompression } from './postgres-body.js';
 import { batchRows, lastWritten, lazyRowEvents, ROW_EVENTS, rowEvents, type StoredRow } from './postgres-rows.js';
 import { ConcurrencyError, NO_STREAM, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 import { EffectdError } from '../core/errors.js';
+import { DEFAULT_POSTGRES_TIMEOUTS, poolTimeouts, unreachableError, type PostgresTimeouts } from './postgres-timeouts.js';
 
 export interface PostgresLedgerOptions {
   connectionString: string;
@@ -16,6 +17,8 @@ export interface PostgresLedgerOptions {
   encoding?: StoredEncoding;
   /** Row bodies deflated or not (EFFECTD_LEDGER_COMPRESSION); both are always read. Default none. */
   compression?: BodyCompression;
+  /** Connect and query timeouts (EFFECTD_LEDGER_CONNECT_TIMEOUT_MS, EFFECTD_LEDGER_QUERY_TIMEOUT_MS); see postgres-timeouts.ts. */
+  timeouts?: PostgresTimeouts;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -78,7 +81,7 @@ type StatementName = keyof ReturnType<typeof statements>;
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres';
   private readonly sql: Record<StatementName, string>;
-  private constructor(private readonly pool: pg.Pool, private readonly table: string, private readonly encoding: StoredEncoding, private readonly compression: BodyCompression) {
+  private constructor(private readonly pool: pg.Pool, private readonly table: string, private readonly encoding: StoredEncoding, private readonly compression: BodyCompression, private readonly timeouts: PostgresTimeouts) {
     this.sql = statements(table);
   }
 
@@ -87,14 +90,22 @@ export class PostgresLedger implements Ledger {
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new EffectdError('invalid_config', `invalid PostgreSQL schema name "${schema}"`);
     // node-postgres reads one host; a libpq multi-host URL (a primary and its standbys) picks per connection.
     const hosts = parsePostgresHosts(options.connectionString);
-    const pool = hosts
-      ? new pg.Pool({ connectionString: hosts.connectionString, max: options.poolSize ?? 10, Client: hostPickingClient(hosts) })
-      : new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    const timeouts = options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS;
+    const Client = hosts ? hostPickingClient(hosts) : pg.Client;
+    const connectionString = hosts?.connectionString ?? options.connectionString;
+    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, Client, ...poolTimeouts(timeouts) });
     pool.on('error', () => {
       /* an idle client lost its connection; the pool replaces it on next use */
     });
     const table = `${schema}.events`;
-    await inOneTransaction(pool, async (client) => {
+    // The schema's DDL (an upgrade may rewrite a big table) on a connection of its own without the query timeout.
+    const ddl = new Client({ connectionString, connectionTimeoutMillis: timeouts.connectMs, keepAlive: true });
+    ddl.on('error', () => {});
+    await ddl.connect().catch((error: unknown) => {
+      void pool.end().catch(() => {});
+      throw unreachableError(error, 'read', timeouts);
+    });
+    await transaction(ddl, async (client) => {
       // Several processes opening a new schema at once (effectd start --workers N, a fleet) would race
       // in CREATE … IF NOT EXISTS (a unique violation in PostgreSQL's catalog): one at a time.
       await client.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
@@ -117,8 +128,8 @@ export class PostgresLedger implements Ledger {
       await upgradeToRowBodies(client, schema, table);
       await client.query(`CREATE INDEX IF NOT EXISTS events_effect_declared ON ${table} ((data->>'effectId')) WHERE type = 'EffectDeclared'`);
       await client.query(`CREATE INDEX IF NOT EXISTS events_effect ON ${table} (effect_id) WHERE effect_id IS NOT NULL`);
-    });
-    return new PostgresLedger(pool, table, options.encoding ?? 'compact', options.compression ?? 'none');
+    }).finally(() => ddl.end().catch(() => {}));
+    return new PostgresLedger(pool, table, options.encoding ?? 'compact', options.compression ?? 'none', timeouts);
   }
 
   /**
@@ -127,15 +138,18 @@ export class PostgresLedger implements Ledger {
    * writes nothing. A full disk shows in the appends' own outcomes (src/ledger/write-health.ts).
    */
   async probeWrite(): Promise<void> {
-    const { rows } = await this.pool.query<{ read_only: string; standby: boolean }>("SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS standby");
+    const { rows } = await this.pool.query<{ read_only: string; standby: boolean }>("SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS standby")
+      .catch((error: unknown) => { throw unreachableError(error, 'read', this.timeouts); });
     const row = rows[0];
     if (row?.standby) throw new EffectdError('unavailable', 'the PostgreSQL ledger is a standby (in recovery): it accepts no writes', { retryAfterMs: 5_000 });
     if (row?.read_only === 'on') throw new EffectdError('unavailable', 'the PostgreSQL ledger makes transactions read-only (default_transaction_read_only is on for this database, role or server): it accepts no writes', { retryAfterMs: 5_000 });
   }
 
   /** Runs a named statement on `on` (a pool or a client in a transaction). */
-  private run<R extends pg.QueryResultRow>(on: pg.Pool | pg.PoolClient, name: StatementName, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return on.query<R>({ name: `effectd_${name}`, text: this.sql[name], values });
+  private run<R extends pg.QueryResultRow>(on: pg.Pool | pg.ClientBase, name: StatementName, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return on.query<R>({ name: `effectd_${name}`, text: this.sql[name], values }).catch((error: unknown) => {
+      throw unreachableError(error, name === 'append' ? 'append' : 'read', this.timeouts);
+    });
   }
 
   async append(stream: string, events: readonly LedgerEvent[], expectedRevision: number): Promise<AppendResult> {
@@ -187,7 +201,7 @@ export class PostgresLedger implements Ledger {
   }
 
   private appendManyOneByOne(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
-    return inOneTransaction(this.pool, async (client) => {
+    return this.inWriteTransaction(async (client) => {
       const results: (AppendResult | ConcurrencyError)[] = [];
       for (const request of requests) {
         const { stream, expectedRevision } = request;
@@ -209,6 +223,13 @@ export class PostgresLedger implements Ledger {
         }
       }
       return results;
+    });
+  }
+
+  /** A transaction that writes: a lost connection (its COMMIT unanswered, say) leaves its fate unknown, and says so. */
+  private inWriteTransaction<T>(work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+    return inOneTransaction(this.pool, work).catch((error: unknown) => {
+      throw unreachableError(error, 'append', this.timeouts);
     });
   }
 
@@ -257,8 +278,21 @@ export class PostgresLedger implements Ledger {
   }
 }
 
-async function inOneTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function inOneTransaction<T>(pool: pg.Pool, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let failed: unknown;
+  try {
+    return await transaction(client, work);
+  } catch (error) {
+    failed = error;
+    throw error;
+  } finally {
+    // A connection that failed (a timeout, a reset) is not given back to the pool for the next query.
+    client.release(failed instanceof Error && !(failed as { code?: unknown }).code ? failed : undefined);
+  }
+}
+
+async function transaction<T>(client: pg.ClientBase, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -267,8 +301,6 @@ async function inOneTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) 
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;
-  } finally {
-    client.release();
   }
 }
 
@@ -294,7 +326,7 @@ const ROW_SHAPE = 'events_row_shape CHECK (last_revision IS NOT NULL AND (body I
  * before). The position sequence steps by ROW_EVENTS from here on (see postgres-rows.ts). Each
  * change only when missing: an ALTER locks the table, and this runs at every start.
  */
-async function upgradeToRowBodies(client: pg.PoolClient, schema: string, table: string): Promise<void> {
+async function upgradeToRowBodies(client: pg.ClientBase, schema: string, table: string): Promise<void> {
   const { rows } = await client.query<{ has_body: boolean; has_check: boolean; increment: string }>(
     `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'events' AND column_name = 'body') AS has_body,
        EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $2::regclass AND conname = 'events_row_shape') AS has_check,

@@ -1,4 +1,4 @@
-import { ConcurrencyError, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
+import { ConcurrencyError, isLedgerUnreachable, type AppendRequest, type AppendResult, type Ledger, type RecordedEvent, type StreamRead } from './ledger.port.js';
 import type { LedgerEvent } from '../core/events.js';
 
 /**
@@ -15,6 +15,8 @@ export interface WriteHealthReport {
   checkedAt?: number;
   /** What refused the last write or probe, while not writable. */
   error?: string;
+  /** While not writable: true when the ledger did not answer at all in time (a partition, a dead server), not even a read. */
+  unreachable?: boolean;
   /** How it was established: an append's outcome, the probe, or nothing yet (assumed writable). */
   by: 'append' | 'probe' | 'none';
 }
@@ -93,7 +95,7 @@ export class WriteWatchedLedger implements Ledger {
 
   private record(writable: boolean, by: 'append' | 'probe', error?: unknown): WriteHealthReport {
     const changed = writable !== this.last.writable;
-    this.last = { writable, checkedAt: this.now(), by, ...(writable ? {} : { error: error instanceof Error ? error.message : String(error) }) };
+    this.last = { writable, checkedAt: this.now(), by, ...(writable ? {} : { error: error instanceof Error ? error.message : String(error), ...(isLedgerUnreachable(error) ? { unreachable: true } : {}) }) };
     if (changed) this.options.onChange?.(this.last);
     return this.last;
   }

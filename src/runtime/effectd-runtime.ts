@@ -52,7 +52,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<EffectdRun
   const { secret, origin } = loadSecret(options.dataDir, options.settings.secret);
   const credentialSource = loadCredentials(options.dataDir, options.settings.credentialsFile);
   const ledgerUrl = options.ledgerUrl ?? options.settings.ledger.url ?? `sqlite:${join(resolve(options.dataDir), 'ledger.db')}`;
-  const ledger = await openLedger(ledgerUrl, options.dataDir, { encoding: options.settings.ledger.encoding, compression: options.settings.ledger.compression });
+  const ledger = await openLedger(ledgerUrl, options.dataDir, { encoding: options.settings.ledger.encoding, compression: options.settings.ledger.compression, timeouts: options.settings.ledger.timeouts });
   // The snapshot is named after the ledger it describes, so switching ledgers never mixes positions.
   const ledgerIdentity = createHash('sha256').update(ledgerUrl.replace(/\/\/[^@/]*@/, '//')).digest('hex').slice(0, 16);
   const app = compose(

@@ -8,7 +8,7 @@ import type { AttemptFinished, AttemptStarted, LedgerEvent } from '../core/event
 import { foldWorkflow, type WorkflowState } from '../core/fold.js';
 import { deriveProviderKey, deriveReference } from '../core/identity.js';
 import { NO_SECRETS, redactSecrets } from '../core/secret-redaction.js';
-import type { Ledger } from '../ledger/ledger.port.js';
+import { isLedgerUnreachable, type Ledger } from '../ledger/ledger.port.js';
 import { noopShellMetrics, type ShellMetrics } from '../metrics/shell-metrics.js';
 import { dispatch as providerDispatch, lookup as providerLookup, renderRequest, type DispatchInput, type LookupResult, type SentRequest } from '../providers/provider-router.js';
 import type { Tool, ToolRegistry } from '../providers/tool-registry.js';
@@ -206,7 +206,8 @@ export class ShellCore {
    */
   async failedAfter(effect: Pick<PreparedEffect, 'effectId' | 'stream'>, error: unknown, at: FailedAt = {}): Promise<unknown> {
     if (!saysNothingRecorded(error)) return error;
-    const held = await this.read(effect.stream).then((w) => w.effects.get(effect.effectId), () => undefined);
+    // An unreachable ledger is not asked again: that would only make the caller wait another timeout for the same 503.
+    const held = isLedgerUnreachable(error) ? undefined : await this.read(effect.stream).then((w) => w.effects.get(effect.effectId), () => undefined);
     return recordedFailure(error, effect.effectId, held, held && this.answer(held, true), at);
   }
 

@@ -10,6 +10,7 @@ import { deadLetter, deadLetterLine, type DeadLetterNotice } from './dead-letter
 import { EFFECT_COMMAND, EffectCommandContext } from './effect-command.context.js';
 import { PartitionPipeline, Semaphore } from './partition-pipeline.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
+import { LedgerGate } from './ledger-gate.js';
 
 const COMMIT_EVERY_MS = 200;
 /**
@@ -32,6 +33,8 @@ const ANSWER_LINGER_MS = 3;
 const FAILED_PAUSE_CAP_MS = 30_000;
 /** Failing commands whose count of failures is kept (for the growing pause); the oldest are forgotten. */
 const FAILURES_KEPT = 1_000;
+/** How often the door asks whether the ledger takes writes (the answer is the write watch's, probed at most once a second). */
+const LEDGER_LOOK_EVERY_MS = 1_000;
 
 export interface IngressMetrics {
   commandReceived(ingress: string): void;
@@ -75,12 +78,17 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   private readonly failures = new Map<string, number>();
   /** Commands in the handler now, whose answers are still to come (the publisher lingers for them). */
   private deciding = 0;
+  /** Out of the group because the ledger takes no writes (ledger-gate.ts): every lease is inactive. */
+  private away = false;
+  private gate?: LedgerGate;
 
   constructor(
     private readonly settings: KafkaIngressSettings,
     private readonly metrics: IngressMetrics,
     private readonly log: (line: string) => void,
     private readonly deadLettered: (notice: DeadLetterNotice) => void = (n) => log(`effectd kafka: ${deadLetterLine(n)}`),
+    /** Whether the ledger takes writes now; without it the door never stands down. */
+    private readonly ledgerWritable?: () => Promise<boolean>,
   ) {
     super();
     this.inFlight = new Semaphore(settings.maxInFlight);
@@ -108,6 +116,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   async close(): Promise<void> {
     // Start nothing new; let running commands settle (abandoned ones are redelivered), commit, leave.
     this.closing = true;
+    this.gate?.stop();
     clearInterval(this.commitTimer);
     const settled = (async () => {
       if (this.activeBatches > 0) await new Promise<void>((resolve) => (this.batchesDone = resolve));
@@ -123,11 +132,27 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     // Looked up once: Nest normalizes the pattern on every lookup.
     this.handler = this.getHandlerByPattern(EFFECT_COMMAND);
     if (!this.handler) throw new EffectdError('internal', `no handler for ${EFFECT_COMMAND}`);
-    const { topics } = this.settings;
     this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();
     this.publisher = new CoalescingPublisher(this.producer, { lingerMs: ANSWER_LINGER_MS, more: () => this.deciding > 0 });
-    this.consumer = this.kafka.consumer({
+    await this.join();
+    this.commitTimer = setInterval(() => void this.commitReady(), COMMIT_EVERY_MS);
+    if (this.ledgerWritable) {
+      const topic = this.settings.topics.commands;
+      this.gate = new LedgerGate(this.ledgerWritable, {
+        pause: () => this.consumer?.pause([{ topic }]),
+        resume: () => this.consumer?.resume([{ topic }]),
+        leave: () => this.leave(),
+        rejoin: () => this.join(),
+      }, { awayAfterMs: this.settings.ledgerOutageMs, log: this.log });
+      this.gate.start(LEDGER_LOOK_EVERY_MS);
+    }
+  }
+
+  /** Joins the group with a new consumer and consumes (at start, and when the ledger takes writes again after leave()). */
+  private async join(): Promise<void> {
+    const { topics } = this.settings;
+    const consumer = this.kafka.consumer({
       groupId: this.settings.groupId,
       sessionTimeout: this.settings.sessionTimeoutMs,
       heartbeatInterval: this.settings.heartbeatIntervalMs,
@@ -137,23 +162,46 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     });
     // Offsets of partitions this member no longer owns are not ours to commit.
     // After a join the consumer reads every partition again from its committed offset: what was in flight is forgotten (and redelivered).
-    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       for (const [key, ready] of this.readyToCommit) {
         if (!payload.memberAssignment[ready.topic]?.includes(ready.partition)) this.readyToCommit.delete(key);
       }
       for (const { pipeline } of this.pipelines.values()) pipeline.nextEpoch();
     });
-    this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
-    await this.consumer.connect();
-    // A new group starts at the beginning: commands published before effectd first joined are accepted commands too.
-    await this.consumer.subscribe({ topics: [topics.commands], fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.consumeBatch(payload),
-    });
-    this.commitTimer = setInterval(() => void this.commitReady(), COMMIT_EVERY_MS);
+    consumer.on(consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
+    try {
+      await consumer.connect();
+      // A new group starts at the beginning: commands published before effectd first joined are accepted commands too.
+      await consumer.subscribe({ topics: [topics.commands], fromBeginning: true });
+      this.consumer = consumer;
+      this.away = false;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+        eachBatch: (payload) => this.consumeBatch(payload),
+      });
+    } catch (error) {
+      if (this.consumer === consumer) this.consumer = undefined;
+      await consumer.disconnect().catch(() => {});
+      throw error;
+    }
+  }
+
+  /**
+   * Leaves the group while the ledger takes no writes, so the other instances take this one's
+   * partitions: every lease turns inactive (running commands stop where they are, unanswered and
+   * uncommitted), what is settled is committed, completions still to come are forgotten (they are
+   * redelivered to the partitions' next owners, and the ledger answers them), and the consumer leaves.
+   */
+  private async leave(): Promise<void> {
+    this.away = true;
+    await this.commitReady();
+    for (const { pipeline } of this.pipelines.values()) pipeline.nextEpoch();
+    this.readyToCommit.clear();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await consumer?.disconnect();
   }
 
   private async commitReady(): Promise<void> {
@@ -207,7 +255,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         throw error;
       }
     };
-    const lease: CommandLease = { isActive: () => !this.closing && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
+    const lease: CommandLease = { isActive: () => !this.closing && !this.away && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
     const ticker = setInterval(() => void beat().catch(() => {}), this.settings.heartbeatIntervalMs);
     try {
       for (const message of batch.messages) {

@@ -6,7 +6,7 @@ import type { EffectdApp } from '../../runtime/compose.js';
 import { EffectCommandProcessor, type ProcessorOptions } from './effect-command-processor.js';
 import { COMMAND_PROCESSOR, EffectCommandsController } from './effect-commands.controller.js';
 import { KafkaCommandServer } from './kafka-command-server.js';
-import { deadLetterLine } from './dead-letter.js';
+import { deadLetterLine, type DeadLetterNotice } from './dead-letter.js';
 import type { KafkaIngressSettings } from './kafka-settings.js';
 
 @Module({})
@@ -25,7 +25,9 @@ export interface KafkaIngress {
 export async function startKafkaIngress(runtime: EffectdApp, settings: KafkaIngressSettings, options: ProcessorOptions = {}): Promise<KafkaIngress> {
   const log = options.log ?? ((line: string) => runtime.logger.warn(line));
   const processor = new EffectCommandProcessor(runtime, settings.topics, { maxCommandBytes: settings.maxCommandBytes, ...options, log });
-  const strategy = new KafkaCommandServer(settings, runtime.metrics, log, (notice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${deadLetterLine(notice)}`));
+  const deadLettered = (notice: DeadLetterNotice) => runtime.logger.warn({ event: 'DeadLettered', ...notice }, `dead letter: ${deadLetterLine(notice)}`);
+  // While the ledger takes no writes the door pauses, then leaves the group (src/transport/kafka/ledger-gate.ts).
+  const strategy = new KafkaCommandServer(settings, runtime.metrics, log, deadLettered, () => runtime.health.ledgerWrites().then((report) => report.writable));
   const app: INestMicroservice = await NestFactory.createMicroservice(KafkaIngressModule.forProcessor(processor), { strategy, logger: ['error', 'warn'] });
   await app.listen();
   return { settings, close: () => app.close() };

@@ -18,6 +18,8 @@ export interface KafkaIngressSettings {
   /** How soon the group notices a dead instance and hands its partitions to the others. */
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
+  /** How long the ledger may take no writes before this instance leaves the group (ledger-gate.ts). */
+  ledgerOutageMs: number;
   /** The largest command message (EFFECTD_BODY_LIMIT_BYTES, the same limit as an HTTP body): larger is dead-lettered `too_large`. */
   maxCommandBytes: number;
 }
@@ -38,6 +40,7 @@ export function kafkaIngressSettings(brokers: string, kafka: Settings['kafka'], 
     maxInFlight: kafka.maxInFlight,
     partitionsConsumedConcurrently: kafka.partitionsConcurrently,
     sessionTimeoutMs: kafka.sessionTimeoutMs,
+    ledgerOutageMs: kafka.ledgerOutageMs,
     heartbeatIntervalMs: Math.max(100, Math.min(3_000, Math.floor(kafka.sessionTimeoutMs / 5))),
     maxCommandBytes: kafka.maxCommandBytes,
   };
