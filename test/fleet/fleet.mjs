@@ -1,4 +1,4 @@
-// npm run fleet -- --seed N --minutes M
+// npm run fleet -- --seed N --minutes M [--profile full|short]
 // Builds the fleet (a host per process: PostgreSQL primary + standby, three KRaft brokers, the
 // payments simulator, three effectd instances, the agents), plays the seeded nemesis schedule
 // while the agents run, heals, lets the agents resubmit until the settle period ends, checks the
@@ -12,12 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import * as net from './net.mjs';
 import * as svc from './services.mjs';
-import { schedule } from './nemesis.mjs';
+import { PROFILES, schedule } from './nemesis.mjs';
+import { play, prepare } from './faults.mjs';
+import * as toxiproxy from './toxiproxy.mjs';
 import { check } from './checker.mjs';
 import { readLedger } from './ledger-history.mjs';
 import { checkOnDisk as sabotageProblem } from './sabotage/kinds.mjs';
 
-const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, minutes: { type: 'string', default: '3' }, cleanup: { type: 'boolean' }, keep: { type: 'boolean' }, sabotage: { type: 'string' } } });
+const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, minutes: { type: 'string' }, profile: { type: 'string', default: 'full' }, short: { type: 'boolean' }, cleanup: { type: 'boolean' }, keep: { type: 'boolean' }, sabotage: { type: 'string' } } });
 if (values.cleanup) {
   net.destroyAll((m) => console.log(`[fleet] ${m}`));
   process.exit(0);
@@ -31,7 +33,10 @@ if (values.sabotage) {
   }
 }
 const seed = Number(values.seed);
-const minutes = Number(values.minutes);
+const profile = values.short ? 'short' : values.profile;
+if (!PROFILES[profile]) throw new Error(`--profile ${profile}: use ${Object.keys(PROFILES).join(' or ')}`);
+// short: what CI runs, ≤ 4 minutes of wall time with the build and the teardown; full: one round of every kind.
+const minutes = Number(values.minutes ?? (profile === 'short' ? 2.25 : 7));
 const runId = `run-${seed}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 const runDir = join(svc.REPO, '.data', 'fleet', runId);
 mkdirSync(join(runDir, 'logs'), { recursive: true });
@@ -62,7 +67,7 @@ const H = {
 
 try {
   net.destroyAll((m) => log(`leftover: ${m}`));
-  log(`seed ${seed}, ${minutes} min, run dir ${runDir}`);
+  log(`seed ${seed}, profile ${profile}, ${minutes} min, run dir ${runDir}`);
   net.createBridge();
   for (const h of Object.values(H)) net.createHost(h);
   log(`hosts: ${Object.values(H).map((h) => `${h.name}=${h.ip}`).join(' ')}`);
@@ -82,8 +87,27 @@ try {
   const credFile = join(runDir, 'credentials.json');
   writeFileSync(credFile, JSON.stringify({ credentials: [...Object.entries(tokens).map(([tenant, token]) => ({ token, role: 'agent', tenant, name: `agent-${tenant}` })), { token: operatorToken, role: 'operator', tenant: '*', name: 'fleet-operator' }] }), { mode: 0o600 });
   const toolTimeoutMs = 3_000;
-  const config = svc.writeEffectdConfig(runDir, sim.url, toolTimeoutMs, sagaSims);
-  const ledgerUrl = `postgres://effectd:effectd@${H.pg1.ip}:5432,${H.pg2.ip}:5432/effectd?target_session_attrs=read-write`;
+  const totalMs = minutes * 60_000;
+  const settleMs = Math.min(60_000, Math.max(30_000, totalMs * 0.25));
+  const submitMs = totalMs - settleMs;
+  const plan = schedule(seed, { startMs: profile === 'short' ? 10_000 : 15_000, endMs: submitMs - 5_000, profile });
+  // With a slow-link or broken-link in the plan, every effectd reaches PostgreSQL and the payments
+  // provider through a Toxiproxy of its own host; without (the short profile), directly, and nothing is built with Go.
+  const toxi = {};
+  const fleetLedgerUrl = `postgres://effectd:effectd@${H.pg1.ip}:5432,${H.pg2.ip}:5432/effectd?target_session_attrs=read-write`; // as the control host reaches it
+  let ledgerUrl = fleetLedgerUrl;
+  let paymentsUrl = sim.url;
+  if (plan.some((f) => f.kind === 'slow-link' || f.kind === 'broken-link')) {
+    for (const name of ['e1', 'e2', 'e3']) {
+      toxi[name] = await toxiproxy.start(runDir, H[name], { pg1: { listen: 15431, upstream: `${H.pg1.ip}:5432` }, pg2: { listen: 15432, upstream: `${H.pg2.ip}:5432` }, payments: { listen: 18090, upstream: `${H.sim.ip}:8090` } });
+    }
+    log(`Toxiproxy ${toxiproxy.VERSION} in e1 e2 e3: 127.0.0.1:15431 → pg1, :15432 → pg2, :18090 → sim`);
+    ledgerUrl = 'postgres://effectd:effectd@127.0.0.1:15431,127.0.0.1:15432/effectd?target_session_attrs=read-write';
+    paymentsUrl = 'http://127.0.0.1:18090';
+  }
+  const config = svc.writeEffectdConfig(runDir, paymentsUrl, toolTimeoutMs, sagaSims);
+  // what rolling-restart changes on one instance: the tool timeout, which is its lease
+  const changedConfig = { what: 'payments.charge timeoutMs 5000 (the lease) and EFFECTD_KAFKA_MAX_IN_FLIGHT=4', changes: { config: svc.writeEffectdConfig(runDir, paymentsUrl, 5_000, sagaSims, 'effectd.config.changed.json'), env: { EFFECTD_KAFKA_MAX_IN_FLIGHT: '4' } } };
   const env = { EFFECTD_SECRET: randomBytes(32).toString('hex'), EFFECTD_CREDENTIALS: credFile };
   const effectd = {};
   for (const name of ['e1', 'e2', 'e3']) effectd[name] = await svc.startEffectd(runDir, H[name], { ledgerUrl, bootstrap: kafka.bootstrap, config, env, sabotage: values.sabotage });
@@ -93,12 +117,8 @@ try {
   log('payments: every 40th charge commits and loses its reply (effectd settles it by lookup)');
 
   // ---------------------------------------------------------------- the run
-  const totalMs = minutes * 60_000;
-  const settleMs = Math.min(60_000, Math.max(30_000, totalMs * 0.25));
-  const submitMs = totalMs - settleMs;
-  const plan = schedule(seed, { startMs: 15_000, endMs: submitMs - 5_000, holdMs: 20_000, gapMs: 10_000 });
-  console.log(`\nschedule (seed ${seed}): load ${submitMs / 1000} s, then heal and settle ${settleMs / 1000} s`);
-  for (const f of plan) console.log(`  t+${String(f.at / 1000).padStart(4)}s  ${f.label.padEnd(26)} held ${f.holdMs / 1000} s`);
+  console.log(`\nschedule (seed ${seed}, profile ${profile}): load ${submitMs / 1000} s, then heal and settle ${settleMs / 1000} s`);
+  for (const f of plan) console.log(`  t+${String(f.at / 1000).padStart(4)}s  ${f.label.padEnd(34)} held ${f.holdMs / 1000} s`);
   console.log('');
 
   t0 = Date.now();
@@ -110,40 +130,16 @@ try {
   log(`agents started (3 tenants × (2 HTTP + 1 Kafka) workers; history ${historyFile})`);
 
   const faults = [];
-  let primary = pg1;
+  const fleet = { runDir, H, effectd, kafka, pg: { primary: pg1, standby: pg2 }, toxiproxy: toxi, changedConfig, toolTimeoutMs, faultLog, log };
   for (const f of plan) {
+    const prepared = prepare(fleet, f);
     const wait = f.at - (Date.now() - t0);
     if (wait > 0) await sleep(wait);
     const entry = { label: f.label, startAt: Date.now() - t0 };
     faults.push(entry);
-    if (f.kind === 'partition-ledger') {
-      net.partition(H[f.target], H.pg1);
-      net.partition(H[f.target], H.pg2);
-      faultLog({ action: 'fault', label: f.label, note: `${f.target} cut from pg1 and pg2` });
-      await sleep(f.holdMs);
-      net.heal(H[f.target], H.pg1);
-      net.heal(H[f.target], H.pg2);
-    } else if (f.kind === 'pause-effectd') {
-      effectd[f.target].proc.signal('SIGSTOP');
-      faultLog({ action: 'fault', label: f.label, note: `SIGSTOP ${f.target} (pid ${effectd[f.target].proc.pid}); lease = tool timeout ${toolTimeoutMs} ms + margin` });
-      await sleep(f.holdMs);
-      effectd[f.target].proc.signal('SIGCONT');
-    } else if (f.kind === 'kill-broker') {
-      const b = kafka.brokers.find((x) => x.name === f.target);
-      b.proc.signal('SIGKILL');
-      faultLog({ action: 'fault', label: f.label, note: `SIGKILL broker ${f.target} (pid ${b.proc.pid})` });
-      await sleep(f.holdMs);
-      svc.startBroker(runDir, b, kafka.lib, kafka.heap);
-    } else if (f.kind === 'pg-failover') {
-      primary.proc.signal('SIGKILL');
-      faultLog({ action: 'fault', label: f.label, note: `SIGKILL PostgreSQL primary pg1 (pid ${primary.proc.pid}); promoting pg2` });
-      svc.promote(pg2);
-      primary = pg2;
-      log('pg2 promoted');
-      await sleep(f.holdMs);
-    }
+    const healed = await play(fleet, f, await prepared);
     entry.healAt = Date.now() - t0;
-    faultLog({ action: 'heal', label: f.label });
+    faultLog({ action: 'heal', label: f.label, note: healed });
   }
   const healAt = Date.now() - t0;
   log('every fault healed; agents keep resubmitting until the settle period ends');
@@ -174,7 +170,7 @@ try {
   const sagaOracles = { email: await (await fetch(`${sagaSims.email}/_oracle/state`)).json(), travel: await (await fetch(`${sagaSims.travel}/_oracle/state`)).json() };
   let ledgerEvents;
   try {
-    ledgerEvents = await readLedger(ledgerUrl, runDir);
+    ledgerEvents = await readLedger(fleetLedgerUrl, runDir);
     log(`ledger: ${ledgerEvents.length} events read from the primary that takes writes`);
     writeFileSync(join(runDir, 'ledger.jsonl'), ledgerEvents.map((e) => JSON.stringify(e)).join('\n'));
   } catch (error) {

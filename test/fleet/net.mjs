@@ -81,6 +81,22 @@ export function heal(a, b) {
   }
 }
 
+const ISOLATE = [['INPUT', '-i'], ['OUTPUT', '-o']];
+
+/** Cuts the host from every other host and from the control host (its loopback stays up). */
+export function isolate(h) {
+  for (const [chain, dir] of ISOLATE) execIn(h, 'iptables', ['-w', '-I', chain, dir, 'eth0', '-j', 'DROP']);
+}
+export function unisolate(h) {
+  for (const [chain, dir] of ISOLATE) {
+    try {
+      execIn(h, 'iptables', ['-w', '-D', chain, dir, 'eth0', '-j', 'DROP']);
+    } catch {
+      /* already healed */
+    }
+  }
+}
+
 /** Every namespace of the fleet (ours by name), whatever run created it. */
 export function fleetNamespaces() {
   return quiet('ip', ['netns', 'list']).split('\n').map((line) => line.split(' ')[0]).filter((name) => name?.startsWith(NS_PREFIX));

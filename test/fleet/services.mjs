@@ -210,8 +210,8 @@ export async function startSimulator(runDir, h) {
   return { host: h, proc, url };
 }
 
-export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs, sagaUrls) {
-  const file = join(runDir, 'effectd.config.json');
+export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs, sagaUrls, name = 'effectd.config.json') {
+  const file = join(runDir, name);
   writeFileSync(file, JSON.stringify({
     builtinTools: false,
     providers: { payments: { baseUrl: paymentsUrl } },
@@ -231,14 +231,31 @@ export function writeEffectdConfig(runDir, paymentsUrl, timeoutMs, sagaUrls) {
   return file;
 }
 
-export async function startEffectd(runDir, h, { ledgerUrl, bootstrap, config, env, sabotage }) {
+export async function startEffectd(runDir, h, options) {
+  const { ledgerUrl, bootstrap, config, env, sabotage } = options;
   const dataDir = join(runDir, h.name);
   mkdirSync(dataDir, { recursive: true });
   const proc = startProc(runDir, h, h.name, process.execPath, [...sabotageArgs(sabotage), join(REPO, 'bin/effectd.js'), 'start', '--host', h.ip, '--port', '8080', '--data-dir', dataDir,
     '--ledger', ledgerUrl, '--kafka', bootstrap.join(','), '--group', 'effectd-fleet', '--config', config],
   { cwd: REPO, env: { ...process.env, EFFECTD_LOG_FORMAT: 'json', EFFECTD_LOG_LEVEL: 'info', ...env, ...(sabotage ? { EFFECTD_SABOTAGE: sabotage } : {}) } });
   const url = `http://${h.ip}:8080`;
-  return { host: h, proc, url, dataDir, ready: waitUntil(`effectd on ${h.ip}`, async () => (await fetch(`${url}/readyz`)).ok, 180_000) };
+  return { host: h, proc, url, dataDir, options, ready: waitUntil(`effectd on ${h.ip}`, async () => (await fetch(`${url}/readyz`)).ok, 180_000) };
+}
+
+/** SIGTERM (effectd drains), SIGKILL if it has not exited after `graceMs`; resolves with how it exited. */
+export async function stopProc(proc, graceMs = 30_000) {
+  if (!proc.alive) return proc.exited;
+  proc.signal('SIGCONT');
+  proc.signal('SIGTERM');
+  const timer = setTimeout(() => proc.signal('SIGKILL'), graceMs);
+  const how = await proc.exited;
+  clearTimeout(timer);
+  return how;
+}
+
+/** Starts an effectd again on its host, data dir and options (`changes` merged in), as an orchestrator would. */
+export function restartEffectd(runDir, e, changes = {}) {
+  return startEffectd(runDir, e.host, { ...e.options, ...changes, env: { ...e.options.env, ...changes.env } });
 }
 
 export function tail(file, lines = 20) {
