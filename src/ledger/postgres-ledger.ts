@@ -24,6 +24,16 @@ export interface PostgresLedgerOptions {
 const UNIQUE_VIOLATION = '23505';
 /** The advisory lock the schema's DDL runs under (any constant; effectd's own). */
 const DDL_LOCK = 0x0effec7d;
+/**
+ * The advisory lock every append holds from before its rows take their positions until it commits
+ * (pg_advisory_xact_lock: released at commit or rollback). Without it two writers' rows interleave
+ * (one INSERT takes positions 1 and 3, another 2) and a reader that reads only finished
+ * transactions (tx_id below the snapshot's xmin) reads 1 and 3 while 2 is still uncommitted, moves
+ * past 3 and never reads 2 — the fleet showed an effect committed in the ledger and listed
+ * `unknown` by another instance for good (issue 30). Holding it, positions follow commit order: a
+ * position is readable only once every lower one is committed or rolled back.
+ */
+const APPEND_LOCK = 0x0effec7e;
 
 /**
  * The statements, prepared once per connection (named): a lone effect then costs no parse or plan
@@ -54,6 +64,7 @@ function statements(table: string) {
       SELECT b.s, b.r, b.l, b.t, b.d, decode(b.b, 'base64'), decode(b.f, 'base64')
       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (s text, r int, l int, e int, t text, d jsonb, b text, f text)) WITH ORDINALITY AS b(s, r, l, e, t, d, b, f, n)
       WHERE COALESCE((SELECT ${lastOf('x')} FROM ${table} x WHERE x.stream = b.s ORDER BY x.revision DESC LIMIT 1), ${NO_STREAM}) = b.e
+        AND (SELECT true FROM pg_advisory_xact_lock(${APPEND_LOCK}) l)
       ORDER BY b.n
       RETURNING stream, revision, last_revision, position`,
     readStream: `SELECT ${columns} FROM ${table} x
@@ -202,6 +213,9 @@ export class PostgresLedger implements Ledger {
 
   private appendManyOneByOne(requests: readonly AppendRequest[]): Promise<(AppendResult | ConcurrencyError)[]> {
     return this.inWriteTransaction(async (client) => {
+      // Taken here, outside the savepoints: a ROLLBACK TO SAVEPOINT releases a lock taken inside it,
+      // and the rows of the appends before it must keep the others waiting until this commits.
+      await client.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
       const results: (AppendResult | ConcurrencyError)[] = [];
       for (const request of requests) {
         const { stream, expectedRevision } = request;
