@@ -57,7 +57,7 @@ async function waitUntil(what, probe, timeoutMs) {
 
 // ------------------------------------------------------------------ PostgreSQL
 
-function pgConf(dir, h) {
+function pgConf(dir, h, extraConf = '') {
   // The socket outside the data dir: pg_basebackup would otherwise copy the primary's socket lock.
   const sock = `${dir}-sock`;
   mkdirSync(sock, { recursive: true });
@@ -75,16 +75,18 @@ max_connections = 120
 synchronous_commit = on
 fsync = on
 log_line_prefix = '%m [%p] '
+${extraConf}
 `);
 }
 
-export async function startPgPrimary(runDir, h) {
+/** `extraConf`: more postgresql.conf lines (the scale-out measurement loads pg_stat_statements). */
+export async function startPgPrimary(runDir, h, { extraConf = '' } = {}) {
   const dir = join(runDir, h.name);
   mkdirSync(dir, { recursive: true });
   sh('chown', ['postgres:postgres', dir]);
   chmodSync(dir, 0o700);
   sh(AS_POSTGRES[0], [...AS_POSTGRES.slice(1), join(PG_BIN, 'initdb'), '-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8'], { cwd: '/' });
-  pgConf(dir, h);
+  pgConf(dir, h, extraConf);
   appendFileSync(join(dir, 'pg_hba.conf'), `\nhost all all ${CIDR} trust\nhost replication all ${CIDR} trust\n`);
   const proc = startProc(runDir, h, h.name, AS_POSTGRES[0], [...AS_POSTGRES.slice(1), join(PG_BIN, 'postgres'), '-D', dir], { cwd: '/' });
   await waitUntil(`PostgreSQL on ${h.ip}`, () => psql(h, 'postgres', 'SELECT 1') === '1', 60_000);
