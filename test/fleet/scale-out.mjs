@@ -1,4 +1,4 @@
-// npm run fleet:scale -- [--quota 0.4] [--seconds 30] [--warmup 10] [--workers 48] [--steps 5]
+// npm run fleet:scale -- [--quota 0.4] [--seconds 30] [--warmup 10] [--workers 48] [--kafka-workers 96] [--steps 5]
 // Scale-out measured on the fleet's hosts (issue 30): PostgreSQL (primary only, pg_stat_statements
 // loaded), three KRaft brokers, the payments simulator, an HAProxy host, the load generator's host,
 // and 1, 2, 3 effectd instances, each effectd process alone in a cgroup with a CPU quota (cgroup v1
@@ -26,7 +26,7 @@ import { cell, printTable } from './scale/cell.mjs';
 const { values } = parseArgs({
   options: {
     quota: { type: 'string', default: '0.4' }, seconds: { type: 'string', default: '30' }, warmup: { type: 'string', default: '10' },
-    workers: { type: 'string', default: '48' }, steps: { type: 'string', default: '5' }, instances: { type: 'string', default: '1,2,3' },
+    workers: { type: 'string', default: '48' }, 'kafka-workers': { type: 'string', default: '96' }, steps: { type: 'string', default: '5' }, instances: { type: 'string', default: '1,2,3' },
     lanes: { type: 'string', default: 'http-rr,http-hash,kafka' }, 'max-load': { type: 'string', default: '3' }, 'load-wait-minutes': { type: 'string', default: '20' },
     cleanup: { type: 'boolean' },
   },
@@ -41,7 +41,7 @@ if (values.cleanup) {
 const quota = Number(values.quota);
 const instanceCounts = values.instances.split(',').map(Number);
 const lanes = values.lanes.split(',');
-const load = { measureMs: Number(values.seconds) * 1000, warmupMs: Number(values.warmup) * 1000, workers: Number(values.workers), steps: Number(values.steps) };
+const load = { measureMs: Number(values.seconds) * 1000, warmupMs: Number(values.warmup) * 1000, workers: Number(values.workers), kafkaWorkers: Number(values['kafka-workers']), steps: Number(values.steps) };
 
 const runDir = join(svc.REPO, '.data', 'fleet', `scale-${new Date().toISOString().replace(/[:.]/g, '-')}`);
 mkdirSync(join(runDir, 'logs'), { recursive: true });
@@ -99,7 +99,7 @@ async function stop(proc, ms = 20_000) {
 try {
   net.destroyAll((m) => log(`leftover: ${m}`));
   removeQuotaRoot(cgroupRoot);
-  log(`run dir ${runDir}; EFFECTD_FLEET_NET=${NET}; quota ${quota} CPU per effectd; ${load.workers} workers, workflows of ${load.steps} steps; ${values.warmup} s warm-up + ${values.seconds} s measured per cell`);
+  log(`run dir ${runDir}; EFFECTD_FLEET_NET=${NET}; quota ${quota} CPU per effectd; ${load.workers} HTTP / ${load.kafkaWorkers} Kafka workers, workflows of ${load.steps} steps; ${values.warmup} s warm-up + ${values.seconds} s measured per cell`);
   net.createBridge();
   for (const h of Object.values(H)) net.createHost(h);
 
@@ -145,7 +145,7 @@ try {
   }
   const loadAfter = load1();
   writeFileSync(join(runDir, 'result.json'), JSON.stringify({ quota, load, loadBefore, loadAtStart, loadAfter, quiet, results }, null, 2));
-  console.log(`\n==================== scale-out: effectd at ${quota} CPU each (cgroup v1 cpu quota), ${load.workers} workers, ${load.steps}-step workflows, ${values.seconds} s per cell ====================`);
+  console.log(`\n==================== scale-out: effectd at ${quota} CPU each (cgroup v1 cpu quota), ${load.workers} HTTP / ${load.kafkaWorkers} Kafka workers, ${load.steps}-step workflows, ${values.seconds} s per cell ====================`);
   printTable(results);
   console.log(`machine (2 cores, shared): 1-minute load ${loadBefore} when the fleet was up, ${loadAtStart} when measuring started${quiet ? '' : ` (never under ${values['max-load']} in ${values['load-wait-minutes']} min)`}, ${loadAfter} at the end`);
   console.log(`logs and result.json: ${runDir}`);

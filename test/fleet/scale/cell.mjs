@@ -4,11 +4,14 @@
 // and the instances' cgroup cpu.stat, and turns the differences into per-effect rates.
 //
 // effectd exports no counter of append conflicts nor of workflow-cache hits and misses (only the
-// cache's size: effectd_workflow_cache_streams/effects), so they are read off the ledger's
-// statements: every append statement names the revision it was decided on and a lost race is one
-// more append statement; every stream read is the workflow cache catching up (a cold or stale
-// cache: a miss). Reads in flight together are batched into one readStreams statement, so at high
-// load "reads" counts round trips, a lower bound on stream reads.
+// cache's size: effectd_workflow_cache_streams/effects), so:
+//  - conflicts are derived from the routing the load generator saw: a step answered by another
+//    instance than the workflow's previous step meets a stale cache there, and by the warm-cache rule
+//    (src/shell/workflow-store.ts) its first append names a revision the stream has moved past —
+//    one conflict, one stream read, a second decision and append (lost races besides are not seen);
+//  - cache misses are read off the ledger's statements (pg_stat_statements): every stream read is
+//    the cache catching up. Reads in flight together go in one readStreams statement, so under load
+//    "reads" counts round trips: a lower bound on stream reads. Appends likewise (group commit).
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -67,8 +70,11 @@ export async function cell(ctx) {
   const n = instances.length;
   const runTag = `n${n}-${lane}-${Date.now().toString(36)}`;
   const t0 = Date.now() + 500;
-  const targets = lane === 'http-rr' ? instances.map((e) => e.url) : [proxy.url];
-  const result = runLoad(ctx, { runTag, t0, door: lane === 'kafka' ? 'kafka' : 'http', targets, bootstrap: kafka.bootstrap, tokens, timeoutMs: 15_000, ...load });
+  const rr = lane === 'http-rr';
+  const targets = rr ? instances.map((e) => e.url) : [proxy.url];
+  const door = lane === 'kafka' ? 'kafka' : 'http';
+  const result = runLoad(ctx, { runTag, t0, door, targets, targetNames: rr ? instances.map((e) => e.host.name) : undefined, bootstrap: kafka.bootstrap, tokens, timeoutMs: 15_000,
+    ...load, workers: door === 'kafka' ? load.kafkaWorkers : load.workers });
   await sleep(t0 + load.warmupMs - Date.now());
   const before = await snapshot(ctx);
   await sleep(t0 + load.warmupMs + load.measureMs - Date.now());
@@ -89,20 +95,22 @@ export async function cell(ctx) {
   const row = {
     lane, effectsPerSecond: r.effectsPerSecond, p50: r.p50, p99: r.p99, done: r.done, notDone: r.notDone, refused: r.refused,
     resubmitsPerEffect: r.resubmissions / effects,
+    conflictsPerEffect: door === 'http' ? r.rerouted / effects : null,
     appendsPerEffect: appends / effects, readsPerEffect: reads / effects,
-    cacheHitRate: received ? Math.max(0, 1 - reads / received) : null,
+    // HTTP: the steps that met a warm, current cache; Kafka (routing not visible): 1 − read statements per command
+    cacheHitRate: door === 'http' ? 1 - r.rerouted / effects : received ? Math.max(0, 1 - reads / received) : null,
     commandsReceived: received, commandsPerInstance: perInstance,
     throttledShare: throttled.reduce((a, b) => a + b, 0) / n, throttledNs,
     load1: after.load1, answers: r.byAnswer,
   };
-  ctx.log(`${n} × ${lane}: ${row.effectsPerSecond.toFixed(1)} effects/s, p50 ${row.p50} ms, p99 ${row.p99} ms; ${row.appendsPerEffect.toFixed(2)} appends, ${row.readsPerEffect.toFixed(2)} reads, ${row.resubmitsPerEffect.toFixed(3)} resubmits per effect; commands per instance ${perInstance.join('/')}; throttled ${(row.throttledShare * 100).toFixed(0)}% of periods; load ${row.load1.toFixed(2)}; answers ${JSON.stringify(r.byAnswer)}`);
+  ctx.log(`${n} × ${lane}: ${row.effectsPerSecond.toFixed(1)} effects/s, p50 ${row.p50} ms, p99 ${row.p99} ms; ${row.conflictsPerEffect?.toFixed(2) ?? '?'} conflicts (rerouted steps), ${row.appendsPerEffect.toFixed(2)} appends, ${row.readsPerEffect.toFixed(2)} reads, ${row.resubmitsPerEffect.toFixed(3)} resubmits per effect; commands per instance ${perInstance.join('/')}; throttled ${(row.throttledShare * 100).toFixed(0)}% of periods; load ${row.load1.toFixed(2)}; answers ${JSON.stringify(r.byAnswer)}`);
   return row;
 }
 
 export function printTable(rows) {
-  const head = ['instances', 'lane', 'effects/s', 'p50 ms', 'p99 ms', 'resubmits/eff', 'appends/eff', 'reads/eff', 'cache hit', 'throttled', 'load1'];
-  const lines = rows.map((r) => [String(r.instances), r.lane, r.effectsPerSecond.toFixed(1), String(r.p50 ?? '-'), String(r.p99 ?? '-'), r.resubmitsPerEffect.toFixed(3),
-    r.appendsPerEffect.toFixed(2), r.readsPerEffect.toFixed(2), r.cacheHitRate === null ? '-' : `${(r.cacheHitRate * 100).toFixed(1)}%`, `${(r.throttledShare * 100).toFixed(0)}%`, r.load1.toFixed(2)]);
+  const head = ['instances', 'lane', 'effects/s', 'p50 ms', 'p99 ms', 'conflicts/eff', 'reads/eff', 'appends/eff', 'cache hit', 'resubmits/eff', 'throttled', 'load1'];
+  const lines = rows.map((r) => [String(r.instances), r.lane, r.effectsPerSecond.toFixed(1), String(r.p50 ?? '-'), String(r.p99 ?? '-'), r.conflictsPerEffect === null ? 'n/a' : r.conflictsPerEffect.toFixed(2),
+    r.readsPerEffect.toFixed(2), r.appendsPerEffect.toFixed(2), r.cacheHitRate === null ? '-' : `${(r.cacheHitRate * 100).toFixed(1)}%`, r.resubmitsPerEffect.toFixed(3), `${(r.throttledShare * 100).toFixed(0)}%`, r.load1.toFixed(2)]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   console.log(fmt(head));

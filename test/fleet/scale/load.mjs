@@ -14,12 +14,15 @@ const until = from + cfg.measureMs;
 const FINAL = new Set(['done', 'not_done', 'refused']);
 
 const latencies = [];
-const counts = { done: 0, notDone: 0, refused: 0, submissions: 0, resubmissions: 0, byAnswer: {} };
+// rerouted: steps after the first answered by another instance than the step before (HTTP only:
+// which instance consumed a Kafka command is not visible to the client).
+const counts = { done: 0, notDone: 0, refused: 0, submissions: 0, resubmissions: 0, rerouted: 0, byAnswer: {} };
 const count = (key) => (counts.byAnswer[key] = (counts.byAnswer[key] ?? 0) + 1);
 
 let rr = 0;
 async function submitHttp(tenant, command) {
-  const url = cfg.targets[rr++ % cfg.targets.length];
+  const i = rr++ % cfg.targets.length;
+  const url = cfg.targets[i];
   try {
     const res = await fetch(`${url}/v1/effects`, {
       method: 'POST',
@@ -28,7 +31,8 @@ async function submitHttp(tenant, command) {
       signal: AbortSignal.timeout(cfg.timeoutMs),
     });
     const body = await res.json().catch(() => ({}));
-    return { key: `http ${res.status}${body.error ? ` ${body.error}` : ''}`, status: res.status === 200 ? body.status : res.status === 422 || res.status === 400 ? 'refused' : 'unknown' };
+    const instance = res.headers.get('x-effectd-instance') ?? cfg.targetNames?.[i];
+    return { instance, key: `http ${res.status}${body.error ? ` ${body.error}` : ''}`, status: res.status === 200 ? body.status : res.status === 422 || res.status === 400 ? 'refused' : 'unknown' };
   } catch (error) {
     return { key: `http error ${error?.cause?.code ?? error?.name}`, status: 'unknown' };
   }
@@ -59,18 +63,21 @@ async function runCommand(tenant, command) {
 async function worker(tenant, index) {
   for (let n = 0; Date.now() < until; n++) {
     const workflowId = `${cfg.runTag}-${tenant}-${index}-${n}`;
+    let lastInstance;
     for (let step = 1; step <= cfg.steps && Date.now() < until; step++) {
       const command = { workflowId, step, tool: 'payments.charge', args: { invoiceId: `${workflowId}.s${step}`, amount: `${10 + step}.00 USD` } };
       const answer = await runCommand(tenant, command);
       if (answer.ended >= from && answer.ended <= until) {
         counts.submissions += answer.attempt;
         counts.resubmissions += answer.attempt - 1;
+        if (step > 1 && answer.instance && answer.instance !== lastInstance) counts.rerouted++;
         if (answer.status === 'done') {
           counts.done++;
           latencies.push(answer.ended - answer.started);
         } else if (answer.status === 'not_done') counts.notDone++;
         else if (answer.status === 'refused') counts.refused++;
       }
+      lastInstance = answer.instance;
       if (answer.status !== 'done') break;
     }
   }
