@@ -55,7 +55,8 @@ describe('the operator console in headless Chromium', () => {
     await page.keyboard.type(text);
     await page.keyboard.press('Enter');
     await page.waitForFunction((q) => location.hash === `#/search/${encodeURIComponent(q)}`, text);
-    await page.getByTestId('search-results').waitFor();
+    // The results of THIS query: until the view renders them, the last search's results are still on the page.
+    await page.waitForFunction((q) => document.querySelector('[data-testid="search-results"] h1 q')?.textContent === q, text);
     await page.locator('[data-testid="search-effects"] table, [data-testid="search-effects"] .empty').first().waitFor();
   }
 
