@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import type { BenchClient, InRecord, OutRecord, Subscription } from './bench-client.js';
+import type { BenchClient, OutRecord, Subscription } from './bench-client.js';
+import { recordsOfBatch } from './kafkajs-shaped-batch.js';
 
 /**
  * @confluentinc/kafka-javascript (librdkafka) through its KafkaJS-compatible API. Loaded by path:
@@ -57,10 +58,7 @@ export async function openConfluent(brokers: string[], clientId: string): Promis
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 6,
         eachBatch: async ({ batch, resolveOffset }) => {
-          const records: InRecord[] = batch.messages.map((m) => ({
-            topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key ?? undefined, value: m.value ?? undefined,
-            header: (name: string) => headerOf(m.headers, name),
-          }));
+          const records = recordsOfBatch(batch);
           onBatch(records);
           if (records.length > 0) resolveOffset(records[records.length - 1]!.offset);
         },
@@ -75,11 +73,4 @@ export async function openConfluent(brokers: string[], clientId: string): Promis
       await producer.disconnect();
     },
   };
-}
-
-function headerOf(headers: ConfluentMessage['headers'], name: string): Buffer | undefined {
-  const value = headers?.[name];
-  if (value === undefined) return undefined;
-  const one = Array.isArray(value) ? value[0] : value;
-  return one === undefined ? undefined : typeof one === 'string' ? Buffer.from(one) : one;
 }

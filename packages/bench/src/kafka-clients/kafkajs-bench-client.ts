@@ -1,6 +1,7 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type IHeaders } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer } from 'kafkajs';
 import '../../../../src/shared/kafkajs-idle-fix.js';
-import type { BenchClient, InRecord, OutRecord, Subscription } from './bench-client.js';
+import type { BenchClient, OutRecord, Subscription } from './bench-client.js';
+import { recordsOfBatch } from './kafkajs-shaped-batch.js';
 
 /** kafkajs as effectd uses it (kafka-command-server.ts, the SDK's EffectClient). */
 export async function openKafkajs(brokers: string[], clientId: string): Promise<BenchClient> {
@@ -22,10 +23,7 @@ export async function openKafkajs(brokers: string[], clientId: string): Promise<
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 6,
         eachBatch: async ({ batch, resolveOffset }) => {
-          const records: InRecord[] = batch.messages.map((m) => ({
-            topic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key ?? undefined, value: m.value ?? undefined,
-            header: (name: string) => headerOf(m.headers, name),
-          }));
+          const records = recordsOfBatch(batch);
           onBatch(records);
           if (records.length > 0) resolveOffset(records[records.length - 1]!.offset);
         },
@@ -40,10 +38,4 @@ export async function openKafkajs(brokers: string[], clientId: string): Promise<
       await producer.disconnect();
     },
   };
-}
-
-function headerOf(headers: IHeaders | undefined, name: string): Buffer | undefined {
-  const value = headers?.[name];
-  if (value === undefined || Array.isArray(value)) return undefined;
-  return typeof value === 'string' ? Buffer.from(value) : value;
 }
