@@ -1,3 +1,5 @@
+import { PacedLoop } from '../../shared/paced-loop.js';
+
 /**
  * What the Kafka door does while this instance cannot write to the ledger (issue 30: an instance
  * cut from PostgreSQL stayed in the consumer group and its partitions stalled for the whole cut):
@@ -32,7 +34,7 @@ export interface LedgerGateOptions {
 export class LedgerGate {
   private current: GateState = 'open';
   private downSince: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private loop: PacedLoop | undefined;
   private stopped = false;
   private readonly now: () => number;
 
@@ -81,16 +83,17 @@ export class LedgerGate {
 
   /** Looks every `everyMs`, one look at a time (a look at an unreachable ledger takes up to its timeouts). */
   start(everyMs: number): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.timer = setTimeout(() => void this.tick().finally(loop), everyMs);
-      this.timer.unref();
+    const look = async () => {
+      await this.tick();
+      return true; // at the same pace whatever it found
     };
-    loop();
+    this.loop = new PacedLoop(look, { everyMs, idleMs: everyMs }, (error) => this.options.log(`effectd kafka: the ledger look failed (${(error as Error).message})`));
+    this.loop.start(everyMs);
   }
 
+  /** No look starts after this; one running now changes nothing when it ends. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    void this.loop?.stop();
   }
 }
