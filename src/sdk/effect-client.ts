@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { create, toJsonString, type JsonObject } from '@bufbuild/protobuf';
-import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type IHeaders, type Producer } from 'kafkajs';
 import { CoalescingPublisher } from '../shared/coalescing-publisher.js';
 import '../shared/kafkajs-idle-fix.js';
 import { decodeOutcome } from '../transport/wire/outcome-decoder.js';
@@ -93,6 +93,7 @@ export interface EffectClientOptions {
 const STATUS: Record<AgentStatus, AnswerStatus> = { [AgentStatus.UNSPECIFIED]: 'unknown', [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown', [AgentStatus.REFUSED]: 'refused' };
 const RECORDED: Partial<Record<AgentStatus, RecordedEffect['status']>> = { [AgentStatus.DONE]: 'done', [AgentStatus.NOT_DONE]: 'not_done', [AgentStatus.UNKNOWN]: 'unknown' };
 const DEFAULT_OUTCOMES = 'effectd.outcomes';
+const CORRELATION_HEADER = 'effectd-correlation-id';
 /** The longest an empty fetch of answers waits at the broker (an answer ends it at once). */
 const IDLE_POLL_MS = 500;
 
@@ -149,7 +150,9 @@ export class EffectClient {
     // No offset commits: the group is this client's alone and it starts at the topic's end (the seek
     // below), so a committed offset is never read; kafkajs would commit after every fetched batch
     // (0.65 commits per effect at 16 concurrent submits, more requests than the commands' own).
-    await consumer.run({ autoCommit: false, eachMessage: async ({ message }) => client.onOutcome(message.value) });
+    // A fetched batch of answers is read in one call: eachMessage awaits, resolves and checks the
+    // heartbeat per message, work the answers do not need (nothing is committed).
+    await consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => { for (const message of batch.messages) client.onOutcome(message.value, message.headers); } });
     await joined;
     for (const end of ends) consumer.seek({ topic: outcomesTopic, partition: end.partition, offset: end.offset });
     return client;
@@ -195,7 +198,7 @@ export class EffectClient {
   }
 
   private headers(correlationId: string): Record<string, string> {
-    return { authorization: this.authorization, 'effectd-correlation-id': correlationId };
+    return { authorization: this.authorization, [CORRELATION_HEADER]: correlationId };
   }
 
   private await(correlationId: string, request: EffectRequest, timeoutMs: number): Promise<EffectAnswer> {
@@ -209,8 +212,13 @@ export class EffectClient {
     });
   }
 
-  private onOutcome(value: Buffer | null): void {
+  private onOutcome(value: Buffer | null, headers?: IHeaders): void {
     if (!value || this.waiters.size === 0) return;
+    // effectd names the answer's correlation id in a header too: another client's answer (on a shared
+    // outcomes topic) is passed over without reading its JSON.
+    const header = headers?.[CORRELATION_HEADER];
+    const named = Array.isArray(header) ? header[0] : header;
+    if (named !== undefined && !this.waiters.has(named.toString())) return;
     let outcome: EffectOutcome;
     try {
       outcome = decodeOutcome(value.toString('utf8'));
