@@ -16,6 +16,7 @@
 #   EFFECTD_KAFKA_CONTROLLER_PORT   KRaft controller port      (default 9093)
 #   EFFECTD_KAFKA_VERSION           override <kafka.version> of scripts/kafka/pom.xml
 #   EFFECTD_KAFKA_HEAP              JVM heap, -Xms = -Xmx      (default 512m)
+#   EFFECTD_KAFKA_JVM_OPTS          more JVM flags             (default -XX:TieredStopAtLevel=1; '' for HotSpot's tiered JIT)
 #   EFFECTD_KAFKA_READY_TIMEOUT_S   how long start waits       (default 90)
 #   EFFECTD_KAFKA_HOME              state dir                  (default <repo>/.data/kafka)
 set -euo pipefail
@@ -142,8 +143,14 @@ random_cluster_id() {
     process.stdout.write(id);'
 }
 
+# C1 only (-XX:TieredStopAtLevel=1): on the bench's Kafka lane the C2 compiler thread was 35-55 % of
+# the broker's CPU while effects were measured — it compiled on, hundreds of methods a run, long after
+# warm-up — and C1's code costs the request threads ~40 % more, so the broker spends ~20-35 % less CPU
+# per effect at 16 callers and the same at 64 (docs/benchmark.md, "The broker's JIT").
+# shellcheck disable=SC2206
+JVM_OPTS=(${EFFECTD_KAFKA_JVM_OPTS--XX:TieredStopAtLevel=1})
 JAVA_CMD=(java -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
-  -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
+  -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent "${JVM_OPTS[@]}" -Djava.awt.headless=true
   -Dlog4j2.configurationFile="$LOG4J_CONF" -Dkafka.logs.dir="$KAFKA_HOME"
   -cp "$LIB_DIR/*" kafka.Kafka "$PROPS")
 
