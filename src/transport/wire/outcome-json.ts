@@ -1,27 +1,15 @@
-import { AgentStatus } from './effectd/v1/effectd_pb.js';
+import { AgentStatus, type EffectOutcome } from './effectd/v1/effectd_pb.js';
+
+/** The string fields before `status`, and between it and `expectAnswerBy`, in declaration order. */
+const BEFORE_STATUS = ['correlationId', 'tenant', 'workflowId', 'step', 'slot', 'effectId'] as const;
+const AFTER_STATUS = ['state', 'tool', 'target', 'receipt', 'reason', 'message', 'reference', 'checking'] as const;
 
 /** An effectd.v1.EffectOutcome answer (no `error`: refusals keep the reflective writer), its time in ms. */
-export interface OutcomeFields {
-  correlationId: string;
-  tenant: string;
-  workflowId: string;
-  step: string;
-  slot: string;
-  effectId: string;
-  status: AgentStatus;
-  state: string;
-  tool: string;
-  target: string;
-  receipt: string;
-  reason: string;
-  message: string;
-  reference: string;
-  checking: string;
+export type OutcomeFields = Pick<EffectOutcome, (typeof BEFORE_STATUS)[number] | (typeof AFTER_STATUS)[number] | 'status' | 'replayed'> & {
   expectAnswerByMs?: number;
-  replayed: boolean;
   trace?: { traceparent?: string; tracestate?: string };
   waitedMs?: number;
-}
+};
 
 const STATUS_NAME: Partial<Record<AgentStatus, string>> = {
   [AgentStatus.DONE]: 'AGENT_STATUS_DONE',
@@ -41,44 +29,32 @@ const UINT32_MAX = 4_294_967_295;
  * caller writes reflectively. test/unit/outcome-json.unit.spec.ts compares the two.
  */
 export function outcomeJson(f: OutcomeFields): string | undefined {
-  let out = '{';
-  const text = (name: string, value: string) => {
-    if (value !== '') out += `${out.length > 1 ? ',' : ''}"${name}":${JSON.stringify(value)}`;
+  let out = '';
+  const put = (name: string, json: string) => {
+    out += `${out ? ',' : ''}"${name}":${json}`;
   };
-  text('correlationId', f.correlationId);
-  text('tenant', f.tenant);
-  text('workflowId', f.workflowId);
-  text('step', f.step);
-  text('slot', f.slot);
-  text('effectId', f.effectId);
+  for (const name of BEFORE_STATUS) if (f[name] !== '') put(name, JSON.stringify(f[name]));
   if (f.status !== AgentStatus.UNSPECIFIED) {
     const name = STATUS_NAME[f.status];
     if (name === undefined) return undefined;
-    out += `${out.length > 1 ? ',' : ''}"status":"${name}"`;
+    put('status', `"${name}"`);
   }
-  text('state', f.state);
-  text('tool', f.tool);
-  text('target', f.target);
-  text('receipt', f.receipt);
-  text('reason', f.reason);
-  text('message', f.message);
-  text('reference', f.reference);
-  text('checking', f.checking);
+  for (const name of AFTER_STATUS) if (f[name] !== '') put(name, JSON.stringify(f[name]));
   if (f.expectAnswerByMs !== undefined) {
     const ms = f.expectAnswerByMs;
     if (!Number.isInteger(ms) || ms < TIMESTAMP_MS_MIN || ms > TIMESTAMP_MS_MAX) return undefined;
     const iso = new Date(ms).toISOString();
-    out += `${out.length > 1 ? ',' : ''}"expectAnswerBy":"${iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso}"`;
+    put('expectAnswerBy', `"${iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso}"`);
   }
-  if (f.replayed) out += `${out.length > 1 ? ',' : ''}"replayed":true`;
+  if (f.replayed) put('replayed', 'true');
   if (f.trace) {
     const { traceparent = '', tracestate = '' } = f.trace;
     const parts = [traceparent ? `"traceparent":${JSON.stringify(traceparent)}` : '', tracestate ? `"tracestate":${JSON.stringify(tracestate)}` : ''].filter(Boolean);
-    out += `${out.length > 1 ? ',' : ''}"trace":{${parts.join(',')}}`;
+    put('trace', `{${parts.join(',')}}`);
   }
   if (f.waitedMs !== undefined) {
     if (!Number.isInteger(f.waitedMs) || f.waitedMs < 0 || f.waitedMs > UINT32_MAX) return undefined;
-    out += `${out.length > 1 ? ',' : ''}"waitedMs":${f.waitedMs}`;
+    put('waitedMs', String(f.waitedMs));
   }
-  return `${out}}`;
+  return `{${out}}`;
 }
