@@ -13,6 +13,7 @@ import type { KafkaIngressSettings } from './kafka-settings.js';
 import { LedgerGate } from './ledger-gate.js';
 
 const COMMIT_EVERY_MS = 200;
+const KAFKAJS_RETRY = { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 };
 /**
  * The longest an empty fetch waits at the broker. A fetch returns as soon as one command is there
  * (minBytes 1), so this bounds only an idle poll (twice a second; 250 ms made it four) and how late
@@ -97,8 +98,13 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       brokers: settings.brokers,
       logLevel: logLevel.WARN,
       logCreator: () => (entry: LogEntry) => this.log(`kafkajs ${logLevel[entry.level]} [${entry.namespace}] ${entry.log.message}${entry.log.error ? ` (${String(entry.log.error)})` : ''}`),
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 },
+      retry: KAFKAJS_RETRY,
     });
+  }
+
+  /** Whether `consumer` is the one the door consumes with now (not one it left, replaced or closed). */
+  private isCurrent(consumer: Consumer): boolean {
+    return this.consumer === consumer && !this.closing && !this.away;
   }
 
   on(): void {
@@ -159,6 +165,11 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       rebalanceTimeout: Math.max(60_000, this.settings.sessionTimeoutMs),
       maxWaitTimeInMs: Math.min(IDLE_POLL_MS, this.settings.heartbeatIntervalMs),
       allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer on a timer, and a crash can come after disconnect() (a join
+      // still in flight fails once its cluster is gone): restarted, a consumer the door let go of
+      // joined the group again and held partitions no one fetched (paused, as it was when it left).
+      // Only the door's current consumer comes back.
+      retry: { ...KAFKAJS_RETRY, restartOnFailure: async () => this.isCurrent(consumer) },
     });
     // Offsets of partitions this member no longer owns are not ours to commit.
     // After a join the consumer reads every partition again from its committed offset: what was in flight is forgotten (and redelivered).
@@ -179,7 +190,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-        eachBatch: (payload) => this.consumeBatch(payload),
+        eachBatch: (payload) => this.consumeBatch(payload, consumer),
       });
     } catch (error) {
       if (this.consumer === consumer) this.consumer = undefined;
@@ -216,10 +227,10 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     }
   }
 
-  private async consumeBatch(payload: EachBatchPayload): Promise<void> {
+  private async consumeBatch(payload: EachBatchPayload, consumer: Consumer): Promise<void> {
     this.activeBatches++;
     try {
-      await this.consumeBatchMessages(payload);
+      await this.consumeBatchMessages(payload, consumer);
     } finally {
       if (--this.activeBatches === 0) this.batchesDone?.();
     }
@@ -240,7 +251,7 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   }
 
   /** Admits the batch's commands (waiting while `maxInFlight` are running) and returns: they finish in the partition's pipeline. */
-  private async consumeBatchMessages({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async consumeBatchMessages({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload, consumer: Consumer): Promise<void> {
     const { topic, partition } = batch;
     const pipeline = this.pipelineOf(topic, partition);
     const epoch = pipeline.epoch;
@@ -255,7 +266,15 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         throw error;
       }
     };
-    const lease: CommandLease = { isActive: () => !this.closing && !this.away && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
+    if (this.consumer !== consumer && !this.closing && !this.away) {
+      // A consumer the door no longer uses got a batch (it came back in a way restartOnFailure did not
+      // catch): it leaves, so its partitions go to members that fetch them. Not from inside eachBatch,
+      // which disconnect() waits for.
+      setImmediate(() => void consumer.disconnect().catch(() => {}));
+      this.log(`effectd kafka: a consumer this door no longer uses got ${batch.topic}[${batch.partition}]; it leaves the group`);
+      return;
+    }
+    const lease: CommandLease = { isActive: () => this.isCurrent(consumer) && pipeline.epoch === epoch && isRunning() && !isStale(), heartbeat: beat };
     const ticker = setInterval(() => void beat().catch(() => {}), this.settings.heartbeatIntervalMs);
     try {
       for (const message of batch.messages) {
