@@ -8,6 +8,9 @@ interface FakeConsumer {
   config: { retry?: { restartOnFailure?: (error: Error) => Promise<boolean> } };
   eachBatch?: (payload: unknown) => Promise<void>;
   disconnects: number;
+  paused: number;
+  /** What kafkajs tells the door through consumer.on (CRASH here). */
+  emit(event: string, payload: unknown): void;
 }
 
 function fakeKafka() {
@@ -15,18 +18,24 @@ function fakeKafka() {
   const kafka = {
     producer: () => ({ connect: async () => {}, disconnect: async () => {}, send: async () => [] }),
     consumer: (config: FakeConsumer['config']) => {
-      const state: FakeConsumer = { config, disconnects: 0 };
+      const listeners = new Map<string, (event: { payload: unknown }) => void>();
+      const state: FakeConsumer = { config, disconnects: 0, paused: 0, emit: (event, payload) => listeners.get(event)?.({ payload }) };
       consumers.push(state);
       return {
         events: { GROUP_JOIN: 'group_join', CRASH: 'crash' },
-        on: () => () => {},
+        on: (event: string, listener: (event: { payload: unknown }) => void) => {
+          listeners.set(event, listener);
+          return () => listeners.delete(event);
+        },
         connect: async () => {},
         subscribe: async () => {},
         run: async ({ eachBatch }: { eachBatch: FakeConsumer['eachBatch'] }) => {
           state.eachBatch = eachBatch;
         },
         commitOffsets: async () => {},
-        pause: () => {},
+        pause: () => {
+          state.paused++;
+        },
         resume: () => {},
         seek: () => {},
         disconnect: async () => {
@@ -54,8 +63,9 @@ async function startedDoor() {
     return { kind: 'abandoned' };
   });
   await new Promise<void>((resolve, reject) => door.listen((error?: unknown) => (error ? reject(error) : resolve())));
-  const internals = door as unknown as { leave(): Promise<void>; join(): Promise<void> };
-  return { door, consumers, lines, handled, leave: () => internals.leave(), join: () => internals.join() };
+  // The ledger gate's two moves (ledger-gate.ts): out of the group, and back in.
+  const internals = door as unknown as { leave(): Promise<void>; rejoin(): Promise<void> };
+  return { door, consumers, lines, handled, leave: () => internals.leave(), join: () => internals.rejoin() };
 }
 
 const batchOf = (partition: number) => ({
@@ -99,6 +109,62 @@ describe('the Kafka door never consumes with a consumer it let go of', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(handled, 'the current consumer runs its batch').toHaveLength(1);
     expect(current!.disconnects).toBe(0);
+    await door.close();
+  });
+});
+
+/** A crash kafkajs does not restart (a non-retriable error): kafkajs has already disconnected the consumer. */
+const crashForGood = (consumer: FakeConsumer) => consumer.emit('crash', { error: new Error('KafkaJSNonRetriableError: gone'), groupId: 'g', restart: false });
+const until = async (condition: () => boolean, ms = 5_000) => {
+  for (const end = Date.now() + ms; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+describe('the Kafka door is never left without a consumer by a crash kafkajs does not restart', () => {
+  it('the door joins again with a new consumer that runs, and the crashed one never runs a batch', async () => {
+    const { door, consumers, lines, handled } = await startedDoor();
+    crashForGood(consumers[0]!);
+    await until(() => consumers.length === 2 && consumers[1]!.eachBatch !== undefined);
+    expect(consumers, 'one new consumer').toHaveLength(2);
+    expect(lines.join('\n')).toMatch(/joined the consumer group again with a new consumer after the crash/);
+    await consumers[0]!.eachBatch!(batchOf(1));
+    await consumers[1]!.eachBatch!(batchOf(2));
+    await until(() => handled.length > 0, 200);
+    expect(handled, 'only the new consumer runs a batch').toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(consumers, 'and no further one').toHaveLength(2);
+    await door.close();
+  });
+
+  it('a crash while the door is out of the group (the ledger takes no writes) is left to the gate, and the gate then makes one consumer', async () => {
+    const { door, consumers, leave, join } = await startedDoor();
+    await leave();
+    crashForGood(consumers[0]!);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(consumers, 'no consumer joins while the door is away').toHaveLength(1);
+    await join();
+    expect(consumers).toHaveLength(2);
+    await door.close();
+  });
+
+  it('the door leaving while it joins again after a crash ends with no consumer in the group; the gate then makes exactly one', async () => {
+    const { door, consumers, leave, join } = await startedDoor();
+    crashForGood(consumers[0]!);
+    await leave(); // the ledger went unwritable before the crash's rejoin
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(consumers, 'the crash made no consumer while away').toHaveLength(1);
+    await join();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(consumers, 'one consumer, not one from the crash and one from the gate').toHaveLength(2);
+    expect(consumers[1]!.disconnects).toBe(0);
+    await door.close();
+  });
+
+  it('a consumer that joins again while the ledger takes no writes joins paused', async () => {
+    const { door, consumers } = await startedDoor();
+    (door as unknown as { gate: { state: string } }).gate = { state: 'paused', stop: () => {} } as never;
+    crashForGood(consumers[0]!);
+    await until(() => consumers.length === 2 && consumers[1]!.paused > 0);
+    expect(consumers[1]!.paused).toBe(1);
     await door.close();
   });
 });

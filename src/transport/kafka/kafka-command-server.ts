@@ -82,6 +82,8 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
   /** Out of the group because the ledger takes no writes (ledger-gate.ts): every lease is inactive. */
   private away = false;
   private gate?: LedgerGate;
+  /** The last join asked for: joins run one at a time (a crash's and the ledger gate's must not make two consumers). */
+  private joins: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly settings: KafkaIngressSettings,
@@ -149,14 +151,28 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
         pause: () => this.consumer?.pause([{ topic }]),
         resume: () => this.consumer?.resume([{ topic }]),
         leave: () => this.leave(),
-        rejoin: () => this.join(),
+        rejoin: () => this.rejoin(),
       }, { awayAfterMs: this.settings.ledgerOutageMs, log: this.log });
       this.gate.start(LEDGER_LOOK_EVERY_MS);
     }
   }
 
-  /** Joins the group with a new consumer and consumes (at start, and when the ledger takes writes again after leave()). */
-  private async join(): Promise<void> {
+  /** Joins the group with a new consumer, after any join under way, unless the door has one by then or is leaving. */
+  private join(): Promise<void> {
+    const joined = this.joins.then(() => this.joinOnce());
+    this.joins = joined.catch(() => {});
+    return joined;
+  }
+
+  /** Back in the group once the ledger takes writes again (after leave()). */
+  private async rejoin(): Promise<void> {
+    this.away = false;
+    await this.join();
+  }
+
+  /** Joins the group with a new consumer and consumes (at start, when the ledger takes writes again, after a crash kafkajs does not restart). */
+  private async joinOnce(): Promise<void> {
+    if (this.consumer || this.closing || this.away) return;
     const { topics } = this.settings;
     const consumer = this.kafka.consumer({
       groupId: this.settings.groupId,
@@ -179,19 +195,28 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
       }
       for (const { pipeline } of this.pipelines.values()) pipeline.nextEpoch();
     });
-    consumer.on(consumer.events.CRASH, (event) => this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`));
+    consumer.on(consumer.events.CRASH, (event) => {
+      this.log(`effectd kafka: consumer crashed (${String(event.payload.error)}); restart: ${event.payload.restart}`);
+      if (!event.payload.restart && this.isCurrent(consumer)) void this.replaceCrashed();
+    });
     try {
       await consumer.connect();
       // A new group starts at the beginning: commands published before effectd first joined are accepted commands too.
       await consumer.subscribe({ topics: [topics.commands], fromBeginning: true });
+      if (this.closing || this.away) {
+        // The door closed or left the group while this consumer was joining.
+        await consumer.disconnect().catch(() => {});
+        return;
+      }
       this.consumer = consumer;
-      this.away = false;
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
         eachBatch: (payload) => this.consumeBatch(payload, consumer),
       });
+      // Joined while the ledger takes no writes (a crash's rejoin): fetching waits for it, as the gate would have it.
+      if (this.gate?.state === 'paused') consumer.pause([{ topic: topics.commands }]);
     } catch (error) {
       if (this.consumer === consumer) this.consumer = undefined;
       await consumer.disconnect().catch(() => {});
@@ -213,6 +238,27 @@ export class KafkaCommandServer extends Server implements CustomTransportStrateg
     const consumer = this.consumer;
     this.consumer = undefined;
     await consumer?.disconnect();
+  }
+
+  /**
+   * kafkajs gave up on the current consumer (a crash it does not restart: a non-retriable error, already
+   * disconnected): without a consumer the door would fetch nothing until effectd restarts, so it joins
+   * again with a new one, backing off, until it has one or is closing or away (the gate joins then).
+   * Its leases end; what it completed and did not commit is redelivered and answered by the ledger.
+   */
+  private async replaceCrashed(): Promise<void> {
+    this.consumer = undefined;
+    for (const { pipeline } of this.pipelines.values()) pipeline.nextEpoch();
+    this.readyToCommit.clear();
+    for (let attempt = 0; !this.consumer && !this.closing && !this.away; attempt++) {
+      await sleep(backoffMs(attempt, 200, 5_000));
+      try {
+        await this.join();
+        if (this.consumer) this.log('effectd kafka: joined the consumer group again with a new consumer after the crash');
+      } catch (error) {
+        this.log(`effectd kafka: could not join the consumer group again after the crash (${(error as Error).message}); trying again`);
+      }
+    }
   }
 
   private async commitReady(): Promise<void> {
