@@ -18,10 +18,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *   e2e       test/e2e: the console in Chromium
  *
  * Every project but int-serial runs its files in parallel, all in one pool; int-serial is a group of its
- * own (groupOrder 1), run after it. unit, int-local and int-serial do not isolate their files: a worker
- * keeps its modules from one file to the next (measured on 2 cores, as CI runs them: int-local and
- * int-services 481 → 428 CPU-s, 266 → 249 s; int-serial 302 → 277 s, where every file's import is on the
- * critical path). What a file changes of the process it restores (env, spies); what it starts it stops.
+ * own (groupOrder 1: vitest's rule for a one-worker project that does not isolate), run after it.
+ *
+ * unit, int-local and int-serial do not isolate their files (isolate: false): a worker keeps its modules
+ * from one file to the next. Measured on 2 cores: unit, a third of the tier's CPU time, most of it
+ * importing; int-local and int-services 481 → 428 CPU-s, 266 → 249 s; int-serial 302 → 277 s, where
+ * every file's import is on the critical path. So a file puts back what it changes of the process
+ * (env, spies, timers) and stops what it starts.
  */
 
 /** Files that must run alone although they use no service. */
@@ -88,15 +91,11 @@ export default defineConfig({
     maxWorkers: Number(process.env.EFFECTD_TEST_WORKERS ?? 3),
     sequence: { sequencer: LongestFirst },
     projects: [
-      // isolate: false — a worker keeps its modules from one unit file to the next (measured: a third of the
-      // CPU time of the tier, most of it importing). A unit test leaves no global state behind (env, spies, timers).
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.spec.ts', 'test/replay/**/*.spec.ts', 'test/golden/**/*.spec.ts'], isolate: false } },
       { extends: true, test: { name: 'app', include: ['test/app/**/*.spec.ts'] } },
       { extends: true, test: { name: 'contract', include: ['test/contract/**/*.spec.ts'] } },
-      // isolate: false — see the tiers above.
       { extends: true, test: { name: 'int-local', include: ['test/int/**/*.spec.ts'], exclude: [...SERVICES, ...PARALLEL_SERVICES, ...ALONE], isolate: false } },
       { extends: true, test: { name: 'int-services', include: PARALLEL_SERVICES } },
-      // One worker runs every file in turn (isolate: false); a group of its own, after the parallel projects.
       { extends: true, test: { name: 'int-serial', include: [...SERVICES, ...ALONE], fileParallelism: false, isolate: false, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.spec.ts'] } },
       // A spec under test/ outside these folders still runs (one at a time, as every file did before the tiers).

@@ -70,6 +70,8 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
   let ledger: PostgresLedger;
   let agent: Record<string, string>;
   let log = '';
+  const UNSET = ['EFFECTD_SECRET', 'EFFECTD_CREDENTIALS', 'EFFECTD_WORKERS', 'EFFECTD_LEDGER'];
+  const unsetValues = Object.fromEntries(UNSET.map((name) => [name, process.env[name]]));
 
   const oracleCharges = async () => (await simulatorCall<{ charges: { id: string; metadata: Record<string, string> }[] }>(payments.url, '/_oracle/state')).charges;
   /** Which processes appended the attempts (instance ids are effectd-<pid>-…). */
@@ -96,7 +98,8 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
     payments = await spawnSimulator('payments');
     const config = writeFastPaymentsConfig(dir, payments.url, TOOL_TIMEOUT_MS);
     // No EFFECTD_SECRET, no credentials file: the primary creates both in the data dir before it forks.
-    for (const name of ['EFFECTD_SECRET', 'EFFECTD_CREDENTIALS', 'EFFECTD_WORKERS', 'EFFECTD_LEDGER']) delete process.env[name];
+    // (Put back in afterAll: the next file in this worker shares its process.env.)
+    for (const name of UNSET) delete process.env[name];
     const env = { EFFECTD_LOG_FORMAT: 'json' };
     effectd = await spawnEffectdProcess(['--workers', '2', '--port', '0', '--ledger', schema.url, '--config', config, '--data-dir', dataDir], env);
     effectd.child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -106,6 +109,7 @@ describe('effectd start --workers 2 (real processes, PostgreSQL, payments simula
   }, 60_000);
 
   afterAll(async () => {
+    for (const [name, value] of Object.entries(unsetValues)) if (value !== undefined) process.env[name] = value;
     await effectd?.stop('SIGKILL');
     for (const pid of effectd ? children(effectd.pid) : []) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await payments?.stop();
